@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build and tests need, only when one is missing. Idempotent;
+# runs `apt-get update` once, only when something has to be installed. Needs root (as in CI).
+set -euo pipefail
+
+packages=(libgtest-dev binutils g++ make)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "error: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+  echo "       run: sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

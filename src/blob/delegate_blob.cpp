@@ -1,0 +1,172 @@
+#include "blob/delegate_blob.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "blob/crc32.h"
+
+namespace executorch_openvino::blob {
+namespace {
+
+uint16_t read_u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | p[1] << 8); }
+uint32_t read_u32(const uint8_t* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+uint64_t read_u64(const uint8_t* p) { return read_u32(p) | static_cast<uint64_t>(read_u32(p + 4)) << 32; }
+
+void write_u16(uint8_t* p, uint16_t v) {
+  for (int i = 0; i < 2; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void write_u32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+void write_u64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+size_t align_up(size_t value) { return (value + kPayloadAlignment - 1) / kPayloadAlignment * kPayloadAlignment; }
+
+ParseResult fail(std::string message) { return ParseResult{std::nullopt, std::move(message)}; }
+
+// CRC of the header and section table with the CRC field itself taken as zero.
+uint32_t header_crc(const uint8_t* data, size_t header_size) {
+  static const uint8_t kZero[4] = {0, 0, 0, 0};
+  uint32_t crc = crc32(data, kHeaderCrcOffset);
+  crc = crc32(kZero, 4, crc);
+  return crc32(data + kFixedHeaderSize, header_size - kFixedHeaderSize, crc);
+}
+
+struct Entry {
+  uint32_t kind;
+  uint32_t crc;
+  uint64_t offset;
+  uint64_t length;
+};
+
+}  // namespace
+
+ParseResult parse(const void* data_in, size_t size) {
+  const auto* data = static_cast<const uint8_t*>(data_in);
+  if (data == nullptr || size < kFixedHeaderSize) {
+    return fail("blob is " + std::to_string(size) + " bytes, shorter than the " +
+                std::to_string(kFixedHeaderSize) + "-byte header");
+  }
+  if (std::memcmp(data + kMagicOffset, kMagic, sizeof(kMagic)) != 0) {
+    return fail("bad magic: not an executorch_openvino delegate blob");
+  }
+  const uint16_t major = read_u16(data + kMajorOffset);
+  if (major != kMajorVersion) {
+    return fail("format major version " + std::to_string(major) + " is not supported (this runtime reads " +
+                std::to_string(kMajorVersion) + ".x); re-export the model with a matching executorch_openvino");
+  }
+  const uint32_t count = read_u32(data + kSectionCountOffset);
+  if (count == 0 || count > kMaxSections) {
+    return fail("section count " + std::to_string(count) + " is outside 1.." + std::to_string(kMaxSections));
+  }
+  const uint32_t header_size = read_u32(data + kHeaderSizeOffset);
+  const size_t expected_header = kFixedHeaderSize + static_cast<size_t>(count) * kEntrySize;
+  if (header_size != expected_header) {
+    return fail("header size " + std::to_string(header_size) + " does not match " + std::to_string(count) +
+                " sections (expected " + std::to_string(expected_header) + ")");
+  }
+  const uint64_t total_size = read_u64(data + kTotalSizeOffset);
+  if (total_size != size) {
+    return fail("blob is " + std::to_string(size) + " bytes but its header says " + std::to_string(total_size) +
+                " (truncated or padded)");
+  }
+  if (header_size > size) return fail("header of " + std::to_string(header_size) + " bytes exceeds the blob");
+  const uint32_t flags = read_u32(data + kFlagsOffset);
+  if (flags != 0) return fail("unknown flags 0x" + std::to_string(flags) + " (none are defined in 1.x)");
+  const uint32_t stored_crc = read_u32(data + kHeaderCrcOffset);
+  if (header_crc(data, header_size) != stored_crc) return fail("header checksum mismatch: the blob is corrupt");
+
+  std::vector<Entry> entries(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* e = data + kFixedHeaderSize + static_cast<size_t>(i) * kEntrySize;
+    entries[i] = Entry{read_u32(e + kEntryKindOffset), read_u32(e + kEntryCrcOffset),
+                       read_u64(e + kEntryOffsetOffset), read_u64(e + kEntryLengthOffset)};
+  }
+
+  ParsedBlob parsed;
+  parsed.minor_version = read_u16(data + kMinorOffset);
+  bool have_xml = false;
+  bool have_weights = false;
+  for (uint32_t i = 0; i < count; ++i) {
+    const Entry& e = entries[i];
+    const std::string which = "section " + std::to_string(i) + " (kind " + std::to_string(e.kind) + ")";
+    // Range check that cannot overflow: offset within the blob first, then length within the rest.
+    if (e.offset < header_size || e.offset > size || e.length > size - e.offset) {
+      return fail(which + " spans [" + std::to_string(e.offset) + ", +" + std::to_string(e.length) +
+                  ") outside the payload area [" + std::to_string(header_size) + ", " + std::to_string(size) + ")");
+    }
+    if (e.offset % kPayloadAlignment != 0) {
+      return fail(which + " starts at " + std::to_string(e.offset) + ", not a multiple of " +
+                  std::to_string(kPayloadAlignment));
+    }
+    for (uint32_t j = 0; j < i; ++j) {
+      const Entry& other = entries[j];
+      if (e.length > 0 && other.length > 0 && e.offset < other.offset + other.length &&
+          other.offset < e.offset + e.length) {
+        return fail(which + " overlaps section " + std::to_string(j));
+      }
+    }
+    const Span payload{data + e.offset, static_cast<size_t>(e.length)};
+    if (crc32(payload.data, payload.size) != e.crc) return fail(which + " checksum mismatch: the blob is corrupt");
+
+    switch (static_cast<SectionKind>(e.kind)) {
+      case SectionKind::kIrXml:
+        if (have_xml) return fail("more than one IR XML section");
+        if (payload.size == 0) return fail("the IR XML section is empty");
+        have_xml = true;
+        parsed.ir_xml = payload;
+        break;
+      case SectionKind::kIrWeights:
+        if (have_weights) return fail("more than one IR weights section");
+        have_weights = true;
+        parsed.ir_weights = payload;
+        break;
+      default:
+        break;  // a section from a newer minor version: checked above, otherwise ignored
+    }
+  }
+  if (!have_xml) return fail("no IR XML section");
+  return ParseResult{parsed, {}};
+}
+
+std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights) {
+  const uint32_t count = 2;
+  const size_t header_size = kFixedHeaderSize + count * kEntrySize;
+  const size_t xml_offset = align_up(header_size);
+  const size_t weights_offset = align_up(xml_offset + ir_xml.size());
+  const size_t total = weights_offset + ir_weights.size();
+
+  std::vector<uint8_t> out(total, 0);
+  std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
+  write_u16(out.data() + kMajorOffset, kMajorVersion);
+  write_u16(out.data() + kMinorOffset, kMinorVersion);
+  write_u32(out.data() + kHeaderSizeOffset, static_cast<uint32_t>(header_size));
+  write_u32(out.data() + kSectionCountOffset, count);
+  write_u64(out.data() + kTotalSizeOffset, total);
+  write_u32(out.data() + kFlagsOffset, 0);
+
+  std::memcpy(out.data() + xml_offset, ir_xml.data(), ir_xml.size());
+  if (!ir_weights.empty()) std::memcpy(out.data() + weights_offset, ir_weights.data(), ir_weights.size());
+
+  const Entry entries[count] = {
+      {static_cast<uint32_t>(SectionKind::kIrXml), crc32(ir_xml.data(), ir_xml.size()), xml_offset, ir_xml.size()},
+      {static_cast<uint32_t>(SectionKind::kIrWeights), crc32(ir_weights.data(), ir_weights.size()), weights_offset,
+       ir_weights.size()},
+  };
+  for (uint32_t i = 0; i < count; ++i) {
+    uint8_t* e = out.data() + kFixedHeaderSize + i * kEntrySize;
+    write_u32(e + kEntryKindOffset, entries[i].kind);
+    write_u32(e + kEntryCrcOffset, entries[i].crc);
+    write_u64(e + kEntryOffsetOffset, entries[i].offset);
+    write_u64(e + kEntryLengthOffset, entries[i].length);
+  }
+  write_u32(out.data() + kHeaderCrcOffset, header_crc(out.data(), header_size));
+  return out;
+}
+
+}  // namespace executorch_openvino::blob

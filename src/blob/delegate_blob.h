@@ -1,0 +1,77 @@
+// The delegate blob: our versioned container for what the ahead-of-time step hands the runtime
+// (the IR's XML and weights today; room for a precompiled model and shape bounds later).
+// Layout and compatibility rules: docs/delegate-blob-format.md. Depends on nothing.
+//
+// All integers little-endian. Header (32 bytes), then a section table, then section payloads:
+//   0  magic "EOVB"          4  u16 major version    6  u16 minor version
+//   8  u32 header size (header + section table)      12 u32 section count
+//   16 u64 total size (the whole blob)                24 u32 flags (none defined: must be 0)
+//   28 u32 CRC-32 of the header and table, computed with this field as zero
+// Section table entry (24 bytes): u32 kind, u32 CRC-32 of the payload, u64 offset, u64 length.
+//
+// Compatibility: a breaking change increments the major version, which older readers refuse. A
+// compatible change increments the minor version and adds section kinds; readers skip kinds they
+// do not know.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace executorch_openvino::blob {
+
+inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
+inline constexpr uint16_t kMajorVersion = 1;
+inline constexpr uint16_t kMinorVersion = 0;
+
+inline constexpr size_t kMagicOffset = 0;
+inline constexpr size_t kMajorOffset = kMagicOffset + 4;
+inline constexpr size_t kMinorOffset = kMajorOffset + 2;
+inline constexpr size_t kHeaderSizeOffset = kMinorOffset + 2;
+inline constexpr size_t kSectionCountOffset = kHeaderSizeOffset + 4;
+inline constexpr size_t kTotalSizeOffset = kSectionCountOffset + 4;
+inline constexpr size_t kFlagsOffset = kTotalSizeOffset + 8;
+inline constexpr size_t kHeaderCrcOffset = kFlagsOffset + 4;
+inline constexpr size_t kFixedHeaderSize = kHeaderCrcOffset + 4;  // 32
+
+inline constexpr size_t kEntryKindOffset = 0;
+inline constexpr size_t kEntryCrcOffset = kEntryKindOffset + 4;
+inline constexpr size_t kEntryOffsetOffset = kEntryCrcOffset + 4;
+inline constexpr size_t kEntryLengthOffset = kEntryOffsetOffset + 8;
+inline constexpr size_t kEntrySize = kEntryLengthOffset + 8;  // 24
+
+inline constexpr uint32_t kMaxSections = 64;
+// Payloads start at multiples of this, so weights can be used in place by OpenVINO's kernels.
+inline constexpr size_t kPayloadAlignment = 64;
+
+enum class SectionKind : uint32_t {
+  kIrXml = 1,      // OpenVINO IR, the .xml text (required, non-empty)
+  kIrWeights = 2,  // OpenVINO IR, the .bin weights (optional)
+};
+
+struct Span {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
+struct ParsedBlob {
+  uint16_t minor_version = 0;
+  Span ir_xml;
+  Span ir_weights;  // size 0 when the model has no weights
+};
+
+struct ParseResult {
+  std::optional<ParsedBlob> blob;
+  std::string error;  // set when blob is empty: what is wrong, with the offending value
+};
+
+// Checks everything (magic, versions, sizes, ranges without overflow, overlaps, checksums) and
+// returns views into `data`; never reads outside [data, data + size).
+ParseResult parse(const void* data, size_t size);
+
+// Serialises a blob (used by tests and tools; the Python package writes the same format).
+std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights);
+
+}  // namespace executorch_openvino::blob

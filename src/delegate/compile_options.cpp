@@ -1,0 +1,56 @@
+#include "delegate/compile_options.h"
+
+#include <cstring>
+
+#include <executorch_openvino/backend.h>
+
+namespace executorch_openvino::delegate {
+namespace {
+
+// Spec values are raw bytes; writers may or may not include a terminating NUL.
+std::string spec_text(const executorch::runtime::SizedBuffer& value) {
+  const char* data = static_cast<const char*>(value.buffer);
+  size_t size = data == nullptr ? 0 : value.nbytes;
+  while (size > 0 && data[size - 1] == '\0') --size;
+  return std::string(data == nullptr ? "" : data, size);
+}
+
+bool is_property_key(const char* key) {
+  if (key == nullptr || key[0] == '\0') return false;
+  for (const char* c = key; *c != '\0'; ++c) {
+    if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
+  }
+  return true;
+}
+
+bool is_printable(const std::string& text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs) {
+  CompileOptions options;
+  for (const executorch::runtime::CompileSpec& spec : specs) {
+    const std::string value = spec_text(spec.value);
+    const std::string key = spec.key == nullptr ? "" : spec.key;
+    if (!is_printable(value)) {
+      return Failure{FailureKind::kInvalidBlob, "compile spec '" + key + "' has a value that is not text"};
+    }
+    if (key == EXECUTORCH_OPENVINO_SPEC_DEVICE) {
+      if (value.empty()) return Failure{FailureKind::kInvalidBlob, "compile spec 'device' is empty"};
+      options.device = value;
+    } else if (is_property_key(spec.key)) {
+      options.properties.push_back({key, value});
+    } else {
+      return Failure{FailureKind::kInvalidBlob,
+                     "unknown compile spec '" + key + "': expected 'device' or an OpenVINO property name"};
+    }
+  }
+  return options;
+}
+
+}  // namespace executorch_openvino::delegate

@@ -1,0 +1,53 @@
+#include "delegate/errors.h"
+
+#include <executorch/runtime/platform/log.h>
+
+namespace executorch_openvino::delegate {
+namespace {
+
+using executorch::runtime::Error;
+
+// Lines longer than this are split; ExecuTorch formats each message into 256 bytes with a prefix.
+constexpr size_t kLogPieceLength = 200;
+
+std::string& thread_last_error() {
+  thread_local std::string message;
+  return message;
+}
+
+}  // namespace
+
+Error to_error(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kRuntimeUnavailable: return Error::NotFound;
+    case FailureKind::kUnsupportedRuntime: return Error::NotSupported;
+    case FailureKind::kInvalidBlob: return Error::DelegateInvalidCompatibility;
+    case FailureKind::kInvalidArgument: return Error::InvalidArgument;
+    case FailureKind::kDeviceUnavailable: return Error::NotSupported;
+    case FailureKind::kOutOfMemory: return Error::MemoryAllocationFailed;
+    case FailureKind::kOpenVinoError: return Error::Internal;
+  }
+  return Error::Internal;
+}
+
+Error report(const Failure& failure) {
+  thread_last_error() = "executorch_openvino: " + failure.message;
+  const std::string& text = thread_last_error();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    for (size_t piece = start; piece < end; piece += kLogPieceLength) {
+      const size_t length = std::min(kLogPieceLength, end - piece);
+      ET_LOG(Error, "%.*s", static_cast<int>(length), text.c_str() + piece);
+    }
+    start = end + 1;
+  }
+  return to_error(failure.kind);
+}
+
+void clear_last_error() { thread_last_error().clear(); }
+
+const char* last_error() { return thread_last_error().c_str(); }
+
+}  // namespace executorch_openvino::delegate

@@ -1,0 +1,29 @@
+// The ExecuTorch backend registered under EXECUTORCH_OPENVINO_BACKEND_ID.
+#pragma once
+
+#include <executorch/runtime/backend/interface.h>
+
+namespace executorch_openvino {
+
+// Exported (default visibility) so tools and tests can see which library defines the backend.
+class __attribute__((visibility("default"))) OpenvinoDelegateBackend final
+    : public executorch::runtime::BackendInterface {
+ public:
+  ~OpenvinoDelegateBackend() override;
+
+  // Runs on every delegate load, so it stays cheap: the runtime is loaded once per process (and a
+  // failure is remembered); no core is created here.
+  bool is_available() const override;
+
+  executorch::runtime::Result<executorch::runtime::DelegateHandle*> init(
+      executorch::runtime::BackendInitContext& context, executorch::runtime::FreeableBuffer* processed,
+      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs) const override;
+
+  executorch::runtime::Error execute(executorch::runtime::BackendExecutionContext& context,
+                                     executorch::runtime::DelegateHandle* handle,
+                                     executorch::runtime::Span<executorch::runtime::EValue*> args) const override;
+
+  void destroy(executorch::runtime::DelegateHandle* handle) const override;
+};
+
+}  // namespace executorch_openvino

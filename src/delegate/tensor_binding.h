@@ -1,0 +1,51 @@
+// Checking ExecuTorch tensors against a compiled model's ports, and handing their memory to
+// OpenVINO without copying.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+
+#include "common/outcome.h"
+#include "openvino_api/objects.h"
+
+namespace executorch_openvino::delegate {
+
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+
+// ExecuTorch's dtype as an OpenVINO element type; nullopt for dtypes OpenVINO has no match for.
+std::optional<ov::ElementType> element_type_of(ScalarType type);
+
+// Checks dtype, rank, each dimension and the dim order of `tensor` against `port`. The failure
+// names the argument ("input 1 'x'") with what was expected and what came.
+Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* role, size_t index);
+
+// One argument's binding to the infer request. Remembers the memory and shape it last bound, so a
+// call with the same buffer (the usual case: ExecuTorch's memory plan keeps buffers stable) binds
+// nothing, allocates nothing and creates no OpenVINO tensor.
+class TensorBinding {
+ public:
+  static constexpr size_t kMaxRank = 16;  // ExecuTorch's own tensor rank limit
+
+  // `tensor` must have passed check_tensor for this port.
+  Status bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index, const Tensor& tensor,
+              ov::ElementType type);
+
+  // Forgets the cached binding so the next bind() rebinds (used after a failed inference).
+  void reset() { rank_ = kUnbound; }
+
+ private:
+  static constexpr size_t kUnbound = static_cast<size_t>(-1);
+  bool matches(const Tensor& tensor) const;
+
+  const void* data_ = nullptr;
+  size_t rank_ = kUnbound;
+  std::array<int64_t, kMaxRank> dims_{};
+  ov::TensorPtr tensor_;
+};
+
+}  // namespace executorch_openvino::delegate

@@ -1,0 +1,46 @@
+// The platform shim: open a shared library, find a symbol, say why not. Mechanism only: no
+// search policy, no ExecuTorch, no OpenVINO. One implementation file per platform
+// (dynamic_library_posix.cpp, dynamic_library_win.cpp) is chosen by CMake.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "common/outcome.h"
+
+namespace executorch_openvino::loader {
+
+class DynamicLibrary {
+ public:
+  // `path` is either a bare file name (the platform's own search applies) or a path (loaded from
+  // exactly there). On failure the message holds the system's reason; the caller adds context.
+  static Outcome<DynamicLibrary> open(const std::filesystem::path& path);
+
+  DynamicLibrary(DynamicLibrary&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary(const DynamicLibrary&) = delete;
+  DynamicLibrary& operator=(const DynamicLibrary&) = delete;
+  ~DynamicLibrary();
+
+  // Address of an exported symbol, or nullptr when the library does not export it.
+  void* symbol(const char* name) const;
+
+  // Keep the library loaded for the rest of the process: the handle is forgotten, never closed.
+  void keep_loaded_forever() { handle_ = nullptr; }
+
+ private:
+  explicit DynamicLibrary(void* handle) : handle_(handle) {}
+  void close();
+
+  void* handle_ = nullptr;
+};
+
+// The value of an environment variable read now (not cached), or nullopt when unset or empty.
+// Wide on Windows, so non-ASCII paths survive.
+std::optional<std::filesystem::path> read_environment_path(const char* name);
+
+// A path as UTF-8 text for messages, without throwing.
+std::string to_utf8(const std::filesystem::path& path);
+
+}  // namespace executorch_openvino::loader

@@ -1,0 +1,105 @@
+#include "loader/runtime_locator.h"
+
+#include <algorithm>
+#include <cctype>
+#include <system_error>
+
+#ifndef EXECUTORCH_OPENVINO_PIP_REQUIREMENT
+#define EXECUTORCH_OPENVINO_PIP_REQUIREMENT "openvino"
+#endif
+
+namespace executorch_openvino::loader {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifdef _WIN32
+bool is_library_name(const std::string& name) {
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower == kBareLibraryName;
+}
+#else
+// "libopenvino_c.so" or "libopenvino_c.so.<digits and dots>"; pip wheels ship only the latter.
+bool is_library_name(const std::string& name) {
+  const std::string base = kBareLibraryName;
+  if (name.compare(0, base.size(), base) != 0) return false;
+  if (name.size() == base.size()) return true;
+  if (name[base.size()] != '.' || name.size() == base.size() + 1) return false;
+  return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(base.size()) + 1, name.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; });
+}
+#endif
+
+// Numeric components after the base name: "libopenvino_c.so.2641.1" -> {2641, 1}.
+std::vector<unsigned long> version_suffix(const std::string& name) {
+  std::vector<unsigned long> parts;
+  const std::string base = kBareLibraryName;
+  size_t pos = base.size();
+  while (pos < name.size()) {
+    if (name[pos] == '.') {
+      ++pos;
+      continue;
+    }
+    size_t end = pos;
+    unsigned long value = 0;
+    while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) {
+      value = value * 10 + static_cast<unsigned long>(name[end] - '0');
+      ++end;
+    }
+    if (end == pos) break;
+    parts.push_back(value);
+    pos = end;
+  }
+  return parts;
+}
+
+std::string fix_hint() {
+  return std::string("Fix: set ") + kLibPathVariable + " to the OpenVINO C library (" + kBareLibraryName +
+         "*) or to the folder that holds it, or install the runtime with: pip install '" +
+         pip_requirement() + "'";
+}
+
+}  // namespace
+
+const char* pip_requirement() { return EXECUTORCH_OPENVINO_PIP_REQUIREMENT; }
+
+bool newer_library_name(const std::string& a, const std::string& b) {
+  return version_suffix(a) > version_suffix(b);
+}
+
+std::vector<fs::path> candidate_paths(const std::optional<fs::path>& configured) {
+  if (!configured) return {fs::path(kBareLibraryName)};
+  std::error_code ec;
+  if (!fs::is_directory(*configured, ec)) return {*configured};
+
+  std::vector<fs::path> found;
+  for (fs::directory_iterator it(*configured, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = to_utf8(it->path().filename());
+    if (is_library_name(name)) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end(), [](const fs::path& a, const fs::path& b) {
+    return newer_library_name(to_utf8(a.filename()), to_utf8(b.filename()));
+  });
+  return found;
+}
+
+Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configured) {
+  const std::vector<fs::path> candidates = candidate_paths(configured);
+  std::string tried;
+  if (candidates.empty()) {
+    tried = "  " + to_utf8(*configured) + ": folder holds no " + kBareLibraryName + "* file\n";
+  }
+  for (const fs::path& candidate : candidates) {
+    Outcome<DynamicLibrary> opened = DynamicLibrary::open(candidate);
+    if (opened.ok()) return LocatedLibrary{std::move(opened).value(), candidate};
+    tried += "  " + to_utf8(candidate) + ": " + opened.failure().message + "\n";
+  }
+  std::string source = configured ? std::string(kLibPathVariable) + "=" + to_utf8(*configured)
+                                  : std::string(kLibPathVariable) + " unset, tried the system's search";
+  return Failure{FailureKind::kRuntimeUnavailable,
+                 "cannot load the OpenVINO C library (" + source + "). Tried:\n" + tried + fix_hint()};
+}
+
+}  // namespace executorch_openvino::loader
