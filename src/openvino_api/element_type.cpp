@@ -5,9 +5,9 @@ namespace {
 
 // Indexed by ElementType: boolean, bf16, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64.
 // 2024.2 to 2025.0: undefined=0, dynamic=1, then boolean=2 ... with u2/u3/u6 before u8.
-constexpr ElementTypeCode kCodes2024_2[kElementTypeCount] = {2, 3, 4, 5, 6, 8, 9, 10, 11, 17, 18, 19, 20};
+constexpr int kCodes2024_2[kElementTypeCount] = {2, 3, 4, 5, 6, 8, 9, 10, 11, 17, 18, 19, 20};
 // 2025.1 onwards (2026.x unchanged): dynamic=0, boolean=1 ...
-constexpr ElementTypeCode kCodes2025_1[kElementTypeCount] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 16, 17, 18, 19};
+constexpr int kCodes2025_1[kElementTypeCount] = {1, 2, 3, 4, 5, 7, 8, 9, 10, 16, 17, 18, 19};
 
 }  // namespace
 
@@ -53,7 +53,7 @@ const char* element_type_name(ElementType type) {
   return "unknown";
 }
 
-ElementCodes::ElementCodes(const char* name, const ElementTypeCode (&codes)[kElementTypeCount]) : name_(name) {
+ElementCodes::ElementCodes(const char* name, const int (&codes)[kElementTypeCount]) : name_(name) {
   for (int i = 0; i < kElementTypeCount; ++i) codes_[i] = codes[i];
 }
 

@@ -39,14 +39,14 @@ class ElementCodes {
   // The numbering used by `version`, or nullopt for releases we do not know.
   static std::optional<ElementCodes> for_version(const RuntimeVersion& version);
 
-  ElementTypeCode code(ElementType type) const { return codes_[static_cast<int>(type)]; }
+  ElementTypeCode code(ElementType type) const { return static_cast<ElementTypeCode>(codes_[static_cast<int>(type)]); }
   std::optional<ElementType> type(ElementTypeCode code) const;
   const char* numbering_name() const { return name_; }
 
  private:
-  ElementCodes(const char* name, const ElementTypeCode (&codes)[kElementTypeCount]);
+  ElementCodes(const char* name, const int (&codes)[kElementTypeCount]);
   const char* name_;
-  ElementTypeCode codes_[kElementTypeCount];
+  int codes_[kElementTypeCount];
 };
 
 }  // namespace executorch_openvino::ov

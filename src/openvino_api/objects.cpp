@@ -17,7 +17,7 @@ Outcome<PortInfo> describe_port(Runtime& runtime, const ov_output_const_port* po
     api.ov_free(name);
   }
 
-  ElementTypeCode code = 0;
+  ElementTypeCode code{};
   StatusCode status = api.ov_port_get_element_type(port, &code);
   if (status != kOk) return runtime.failure(status, "reading the element type of " + what);
   std::optional<ElementType> type = runtime.element_codes().type(code);

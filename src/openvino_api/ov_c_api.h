@@ -43,8 +43,7 @@ struct AvailableDevices {  // ov_available_devices_t
 };
 
 // ov_status_e. Unchanged from 2022.1 through 2026.4.
-using StatusCode = int;
-enum : StatusCode {
+enum StatusCode : int {
   kOk = 0,
   kGeneralError = -1,
   kNotImplemented = -2,
@@ -65,8 +64,9 @@ enum : StatusCode {
   kUnknownException = -17,
 };
 
-// ov_element_type_e as passed across the boundary (a C enum is int-sized on every target we build).
-using ElementTypeCode = int;
+// ov_element_type_e as passed across the boundary: a distinct int-sized type whose values are
+// given meaning only by element_type.h.
+enum ElementTypeCode : int {};
 
 // Function types, one per symbol we resolve. Names match the exported C symbols.
 extern "C" {

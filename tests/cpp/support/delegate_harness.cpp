@@ -37,7 +37,7 @@ Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pa
   destroy();
   blob_ = std::move(blob);
   blob_freed_ = false;
-  processed_ = FreeableBuffer(blob_.data(), blob_.size(), &DelegateHarness::free_blob, this);
+  processed_.emplace(blob_.data(), blob_.size(), &DelegateHarness::free_blob, this);
   spec_storage_.clear();
   specs_.clear();
   spec_storage_.reserve(specs.size() * 2);
@@ -51,17 +51,17 @@ Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pa
   }
   allocator_.reset();
   BackendInitContext context(&allocator_);
-  auto handle = backend_->init(context, &processed_,
+  auto handle = backend_->init(context, &*processed_,
                                executorch::runtime::ArrayRef<CompileSpec>(specs_.data(), specs_.size()));
   if (!handle.ok()) {
-    processed_.Free();  // as ExecuTorch's Method does when init fails
+    processed_->Free();  // as ExecuTorch's Method does when init fails
     return handle.error();
   }
   handle_ = handle.get();
   return Error::Ok;
 }
 
-Error DelegateHarness::execute(const std::vector<EValue*>& args) {
+Error DelegateHarness::execute_values(const std::vector<EValue*>& args) {
   BackendExecutionContext context;
   std::vector<EValue*> copy = args;
   return backend_->execute(context, handle_, Span<EValue*>(copy.data(), copy.size()));
@@ -70,7 +70,7 @@ Error DelegateHarness::execute(const std::vector<EValue*>& args) {
 Error DelegateHarness::execute(const std::vector<HostTensor*>& args) {
   std::vector<EValue*> values;
   for (HostTensor* tensor : args) values.push_back(tensor->value());
-  return execute(values);
+  return execute_values(values);
 }
 
 void DelegateHarness::destroy() {
@@ -78,7 +78,7 @@ void DelegateHarness::destroy() {
     backend_->destroy(handle_);
     handle_ = nullptr;
   }
-  processed_.Free();  // the Method frees its segment after destroy(), as here
+  if (processed_) processed_->Free();  // the Method frees its segment after destroy(), as here
 }
 
 }  // namespace executorch_openvino::testing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,7 @@ class DelegateHarness {
 
   Error init(std::vector<uint8_t> blob, const std::vector<std::pair<std::string, std::string>>& specs = {});
   Error execute(const std::vector<HostTensor*>& args);
-  Error execute(const std::vector<executorch::runtime::EValue*>& args);
+  Error execute_values(const std::vector<executorch::runtime::EValue*>& args);
   void destroy();
 
   // Whether the backend released the blob, and whether the blob's bytes were overwritten on release
@@ -42,7 +43,7 @@ class DelegateHarness {
   executorch::runtime::BackendInterface* backend_;
   std::vector<uint8_t> blob_;
   bool blob_freed_ = false;
-  executorch::runtime::FreeableBuffer processed_;
+  std::optional<executorch::runtime::FreeableBuffer> processed_;
   std::vector<std::string> spec_storage_;
   std::vector<executorch::runtime::CompileSpec> specs_;
   std::vector<uint8_t> arena_;

@@ -1,0 +1,565 @@
+// The delegate blob container: build()/parse() round trips, and parse() refusing every kind of
+// damaged or malformed input with a message that names the problem, without reading outside the
+// buffer it is given. Malformed-but-well-sealed blobs come from a small serialiser in this file
+// that writes header, table and payloads with correct checksums, so each test reaches the one
+// rule it is about instead of stopping at a checksum.
+//
+// Cross-language agreement (a blob from the Python writer) is covered by
+// tests/python/test_blob_format.py, which checks the Python output against the same layout.
+#include "blob/delegate_blob.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blob/crc32.h"
+
+namespace executorch_openvino::blob {
+namespace {
+
+constexpr uint32_t kXmlKind = static_cast<uint32_t>(SectionKind::kIrXml);
+constexpr uint32_t kWeightsKind = static_cast<uint32_t>(SectionKind::kIrWeights);
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+
+// ---- little-endian access to raw bytes ----
+
+void put(std::vector<uint8_t>& bytes, size_t at, uint64_t value, size_t width) {
+  for (size_t i = 0; i < width; ++i) bytes.at(at + i) = static_cast<uint8_t>(value >> (8 * i));
+}
+
+uint64_t get(const std::vector<uint8_t>& bytes, size_t at, size_t width) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < width; ++i) value |= static_cast<uint64_t>(bytes.at(at + i)) << (8 * i);
+  return value;
+}
+
+size_t entry_at(size_t index) { return kFixedHeaderSize + index * kEntrySize; }
+
+// Recomputes the header CRC (over header and table, the CRC field taken as zero).
+void reseal_header(std::vector<uint8_t>& bytes) {
+  const size_t header_size = static_cast<size_t>(get(bytes, kHeaderSizeOffset, 4));
+  std::vector<uint8_t> copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header_size));
+  put(copy, kHeaderCrcOffset, 0, 4);
+  put(bytes, kHeaderCrcOffset, crc32(copy.data(), copy.size()), 4);
+}
+
+// ---- a serialiser for hand-made blobs ----
+
+struct Section {
+  uint32_t kind;
+  uint64_t offset;
+  std::vector<uint8_t> payload;          // written at `offset` (when it fits a buffer we can allocate)
+  std::optional<uint64_t> length = {};  // the table's length field; defaults to payload.size()
+};
+
+struct Layout {
+  uint16_t major = kMajorVersion;
+  uint16_t minor = kMinorVersion;
+  uint32_t flags = 0;
+  std::vector<Section> sections;
+};
+
+std::vector<uint8_t> bytes_of(const std::string& text) { return {text.begin(), text.end()}; }
+
+// Writes `layout` with a correct header size, total size, header CRC and per-section CRCs (each
+// over the bytes the entry designates, when those lie inside the blob).
+std::vector<uint8_t> serialise(const Layout& layout) {
+  const size_t header_size = kFixedHeaderSize + layout.sections.size() * kEntrySize;
+  size_t total = header_size;
+  for (const Section& s : layout.sections) {
+    if (s.offset <= (1u << 20)) total = std::max(total, static_cast<size_t>(s.offset) + s.payload.size());
+  }
+  std::vector<uint8_t> out(total, 0);
+  std::memcpy(out.data(), kMagic, sizeof(kMagic));
+  put(out, kMajorOffset, layout.major, 2);
+  put(out, kMinorOffset, layout.minor, 2);
+  put(out, kHeaderSizeOffset, header_size, 4);
+  put(out, kSectionCountOffset, layout.sections.size(), 4);
+  put(out, kTotalSizeOffset, total, 8);
+  put(out, kFlagsOffset, layout.flags, 4);
+  for (const Section& s : layout.sections) {
+    if (s.offset <= (1u << 20)) std::copy(s.payload.begin(), s.payload.end(), out.begin() + s.offset);
+  }
+  for (size_t i = 0; i < layout.sections.size(); ++i) {
+    const Section& s = layout.sections[i];
+    const uint64_t length = s.length.value_or(s.payload.size());
+    const bool inside = s.offset <= total && length <= total - s.offset;
+    const uint32_t crc = inside ? crc32(out.data() + s.offset, static_cast<size_t>(length))
+                                : crc32(s.payload.data(), s.payload.size());
+    put(out, entry_at(i) + kEntryKindOffset, s.kind, 4);
+    put(out, entry_at(i) + kEntryCrcOffset, crc, 4);
+    put(out, entry_at(i) + kEntryOffsetOffset, s.offset, 8);
+    put(out, entry_at(i) + kEntryLengthOffset, length, 8);
+  }
+  reseal_header(out);
+  return out;
+}
+
+// ---- assertions ----
+
+ParseResult parse_bytes(const std::vector<uint8_t>& bytes) { return parse(bytes.data(), bytes.size()); }
+
+::testing::AssertionResult fails(const ParseResult& result) {
+  if (result.blob) return ::testing::AssertionFailure() << "parse() accepted the blob";
+  if (result.error.empty()) return ::testing::AssertionFailure() << "parse() failed without a message";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult fails_with(const ParseResult& result, const std::string& needle) {
+  if (result.blob) return ::testing::AssertionFailure() << "parse() accepted the blob; expected \"" << needle << "\"";
+  if (result.error.find(needle) == std::string::npos) {
+    return ::testing::AssertionFailure() << "error \"" << result.error << "\" does not mention \"" << needle << "\"";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult succeeds(const ParseResult& result) {
+  if (!result.blob) return ::testing::AssertionFailure() << "parse() refused the blob: " << result.error;
+  if (!result.error.empty()) return ::testing::AssertionFailure() << "success with an error: " << result.error;
+  return ::testing::AssertionSuccess();
+}
+
+std::string text_of(const Span& span) { return {reinterpret_cast<const char*>(span.data), span.size}; }
+std::vector<uint8_t> bytes_of(const Span& span) { return {span.data, span.data + span.size}; }
+
+class DelegateBlobTest : public ::testing::Test {
+ protected:
+  const std::string xml_ = "<?xml version=\"1.0\"?>\n<net name=\"test\" version=\"11\"><layers/><edges/></net>\n";
+  const std::vector<uint8_t> weights_ = make_weights(1000);
+  const std::vector<uint8_t> blob_ = build(xml_, weights_);
+
+  static std::vector<uint8_t> make_weights(size_t n) {
+    std::vector<uint8_t> w(n);
+    for (size_t i = 0; i < n; ++i) w[i] = static_cast<uint8_t>(i * 131 + 7);
+    return w;
+  }
+
+  // Where build() put each payload (entry 0 is the XML, entry 1 the weights).
+  uint64_t payload_offset(size_t entry) const { return get(blob_, entry_at(entry) + kEntryOffsetOffset, 8); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Round trips
+
+TEST_F(DelegateBlobTest, RoundTripsTheXmlAndTheWeights) {
+  const ParseResult result = parse_bytes(blob_);
+  ASSERT_TRUE(succeeds(result));
+  EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
+  EXPECT_EQ(bytes_of(result.blob->ir_weights), weights_);
+  EXPECT_EQ(result.blob->minor_version, kMinorVersion);
+}
+
+TEST_F(DelegateBlobTest, RoundTripsAModelWithoutWeights) {
+  const std::vector<uint8_t> blob = build(xml_, {});
+  const ParseResult result = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(result));
+  EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
+  EXPECT_EQ(result.blob->ir_weights.size, 0u);
+}
+
+TEST_F(DelegateBlobTest, RoundTripsXmlOfEveryLengthAroundTheAlignment) {
+  for (size_t length = 1; length <= 3 * kPayloadAlignment + 1; ++length) {
+    SCOPED_TRACE("xml length " + std::to_string(length));
+    const std::string xml(length, 'x');
+    for (size_t weights : {size_t{0}, size_t{1}, size_t{64}, size_t{65}}) {
+      const std::vector<uint8_t> w = make_weights(weights);
+      const std::vector<uint8_t> blob = build(xml, w);
+      const ParseResult result = parse_bytes(blob);
+      ASSERT_TRUE(succeeds(result));
+      ASSERT_EQ(text_of(result.blob->ir_xml), xml);
+      ASSERT_EQ(bytes_of(result.blob->ir_weights), w);
+    }
+  }
+}
+
+TEST_F(DelegateBlobTest, PlacesEveryPayloadAtAMultipleOf64) {
+  for (size_t length : {1, 17, 63, 64, 65, 200}) {
+    const std::vector<uint8_t> blob = build(std::string(length, 'x'), make_weights(length));
+    const ParseResult result = parse_bytes(blob);
+    ASSERT_TRUE(succeeds(result));
+    EXPECT_EQ(static_cast<size_t>(result.blob->ir_xml.data - blob.data()) % kPayloadAlignment, 0u);
+    EXPECT_EQ(static_cast<size_t>(result.blob->ir_weights.data - blob.data()) % kPayloadAlignment, 0u);
+    for (size_t i = 0; i < 2; ++i) EXPECT_EQ(get(blob, entry_at(i) + kEntryOffsetOffset, 8) % kPayloadAlignment, 0u);
+  }
+}
+
+TEST_F(DelegateBlobTest, ReturnsViewsIntoTheInputBufferWithoutCopying) {
+  const ParseResult result = parse_bytes(blob_);
+  ASSERT_TRUE(succeeds(result));
+  const uint8_t* begin = blob_.data();
+  const uint8_t* end = blob_.data() + blob_.size();
+  EXPECT_EQ(result.blob->ir_xml.data, begin + payload_offset(0));
+  EXPECT_EQ(result.blob->ir_weights.data, begin + payload_offset(1));
+  EXPECT_LE(result.blob->ir_xml.data + result.blob->ir_xml.size, end);
+  EXPECT_LE(result.blob->ir_weights.data + result.blob->ir_weights.size, end);
+}
+
+TEST_F(DelegateBlobTest, WritesTheDocumentedHeader) {
+  EXPECT_EQ(std::memcmp(blob_.data(), "EOVB", 4), 0);
+  EXPECT_EQ(get(blob_, kMajorOffset, 2), 1u);
+  EXPECT_EQ(get(blob_, kMinorOffset, 2), 0u);
+  EXPECT_EQ(get(blob_, kHeaderSizeOffset, 4), 32u + 2 * 24u);
+  EXPECT_EQ(get(blob_, kSectionCountOffset, 4), 2u);
+  EXPECT_EQ(get(blob_, kTotalSizeOffset, 8), blob_.size());
+  EXPECT_EQ(get(blob_, kFlagsOffset, 4), 0u);
+  EXPECT_EQ(get(blob_, entry_at(0) + kEntryKindOffset, 4), 1u);
+  EXPECT_EQ(get(blob_, entry_at(0) + kEntryCrcOffset, 4), crc32(xml_.data(), xml_.size()));
+  EXPECT_EQ(get(blob_, entry_at(0) + kEntryLengthOffset, 8), xml_.size());
+  EXPECT_EQ(get(blob_, entry_at(1) + kEntryKindOffset, 4), 2u);
+  EXPECT_EQ(get(blob_, entry_at(1) + kEntryCrcOffset, 4), crc32(weights_.data(), weights_.size()));
+  EXPECT_EQ(get(blob_, entry_at(1) + kEntryLengthOffset, 8), weights_.size());
+  EXPECT_EQ(payload_offset(0), 128u);  // the 80-byte header and table, rounded up to 64
+  EXPECT_EQ(payload_offset(1), 128u + 128u);  // the 76-byte XML, rounded up to 64
+  EXPECT_EQ(blob_.size(), payload_offset(1) + weights_.size());
+}
+
+// The same bytes are pinned in tests/python/test_blob_format.py for the Python writer, so the two
+// writers agree byte for byte (a change here must be made there too, and is a format change).
+TEST_F(DelegateBlobTest, BuildsTheGoldenBytesSharedWithThePythonWriter) {
+  const std::string golden_hex =
+      "454f5642010000005000000002000000c3000000000000000000000080292089"
+      "01000000224d056880000000000000000600000000000000020000001d80bc55"
+      "c000000000000000030000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000"
+      "3c6e65742f3e0000000000000000000000000000000000000000000000000000"
+      "0000000000000000000000000000000000000000000000000000000000000000"
+      "010203";
+  std::vector<uint8_t> golden;
+  for (size_t i = 0; i < golden_hex.size(); i += 2) {
+    golden.push_back(static_cast<uint8_t>(std::stoul(golden_hex.substr(i, 2), nullptr, 16)));
+  }
+  EXPECT_EQ(build("<net/>", {1, 2, 3}), golden);
+}
+
+// The hand-made blobs below are only meaningful if the serialiser agrees with build().
+TEST_F(DelegateBlobTest, TestSerialiserReproducesBuildByteForByte) {
+  const std::vector<uint8_t> handmade = serialise(
+      Layout{kMajorVersion, kMinorVersion, 0,
+             {Section{kXmlKind, payload_offset(0), bytes_of(xml_)}, Section{kWeightsKind, payload_offset(1), weights_}}});
+  EXPECT_EQ(handmade, blob_);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damage to the header and section table
+
+struct FieldChange {
+  std::string name;
+  size_t offset;
+  size_t width;
+  uint64_t (*change)(uint64_t);
+};
+
+TEST_F(DelegateBlobTest, RefusesAChangeToAnySingleHeaderOrTableField) {
+  auto plus_one = [](uint64_t v) { return v + 1; };
+  auto minus_one = [](uint64_t v) { return v - 1; };
+  auto flip_low_bit = [](uint64_t v) { return v ^ 1; };
+  auto flip_high_bit = [](uint64_t v) { return v ^ (uint64_t{1} << 31); };
+  std::vector<FieldChange> changes = {
+      {"magic", kMagicOffset, 4, [](uint64_t v) { return v ^ 0x20; }},  // "eOVB"
+      {"major version (up)", kMajorOffset, 2, plus_one},
+      {"major version (down)", kMajorOffset, 2, minus_one},
+      {"minor version", kMinorOffset, 2, plus_one},  // allowed by itself, but the header CRC covers it
+      {"header size (up)", kHeaderSizeOffset, 4, [](uint64_t v) { return v + kEntrySize; }},
+      {"header size (down)", kHeaderSizeOffset, 4, minus_one},
+      {"section count (up)", kSectionCountOffset, 4, plus_one},
+      {"section count (down)", kSectionCountOffset, 4, minus_one},
+      {"section count (zero)", kSectionCountOffset, 4, [](uint64_t) { return uint64_t{0}; }},
+      {"total size (up)", kTotalSizeOffset, 8, plus_one},
+      {"total size (down)", kTotalSizeOffset, 8, minus_one},
+      {"flags", kFlagsOffset, 4, flip_low_bit},
+      {"flags (high bit)", kFlagsOffset, 4, flip_high_bit},
+      {"header CRC", kHeaderCrcOffset, 4, flip_low_bit},
+  };
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string entry = "entry " + std::to_string(i) + " ";
+    changes.push_back({entry + "kind", entry_at(i) + kEntryKindOffset, 4, [](uint64_t v) { return v ^ 3; }});
+    changes.push_back({entry + "kind (unknown)", entry_at(i) + kEntryKindOffset, 4, [](uint64_t) { return uint64_t{99}; }});
+    changes.push_back({entry + "crc", entry_at(i) + kEntryCrcOffset, 4, flip_low_bit});
+    changes.push_back({entry + "offset (by one)", entry_at(i) + kEntryOffsetOffset, 8, plus_one});
+    changes.push_back({entry + "offset (by 64)", entry_at(i) + kEntryOffsetOffset, 8,
+                       [](uint64_t v) { return v + kPayloadAlignment; }});
+    changes.push_back({entry + "length (up)", entry_at(i) + kEntryLengthOffset, 8, plus_one});
+    changes.push_back({entry + "length (down)", entry_at(i) + kEntryLengthOffset, 8, minus_one});
+  }
+  for (const FieldChange& c : changes) {
+    SCOPED_TRACE(c.name);
+    std::vector<uint8_t> damaged = blob_;
+    put(damaged, c.offset, c.change(get(damaged, c.offset, c.width)), c.width);
+    ASSERT_NE(damaged, blob_);
+    EXPECT_TRUE(fails(parse_bytes(damaged)));
+  }
+}
+
+TEST_F(DelegateBlobTest, NamesTheFieldThatIsWrong) {
+  auto with = [&](size_t offset, uint64_t value, size_t width) {
+    std::vector<uint8_t> b = blob_;
+    put(b, offset, value, width);
+    return b;
+  };
+  EXPECT_TRUE(fails_with(parse_bytes(with(kMagicOffset, 0x42564F46, 4)), "magic"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kMajorOffset, 2, 2)), "major version 2"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kSectionCountOffset, 0, 4)), "section count 0"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kSectionCountOffset, kMaxSections + 1, 4)), "section count 65"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kSectionCountOffset, 3, 4)), "header size"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kHeaderSizeOffset, 81, 4)), "header size 81"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kTotalSizeOffset, blob_.size() + 1, 8)), "header says"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kFlagsOffset, 1, 4)), "flags"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 1, 2)), "header checksum"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(entry_at(1) + kEntryLengthOffset, 3, 8)), "header checksum"));
+}
+
+TEST_F(DelegateBlobTest, RefusesEverySingleBitFlipInTheHeaderAndTable) {
+  const size_t header_size = kFixedHeaderSize + 2 * kEntrySize;
+  for (size_t bit = 0; bit < header_size * 8; ++bit) {
+    std::vector<uint8_t> damaged = blob_;
+    damaged[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    ASSERT_TRUE(fails(parse_bytes(damaged))) << "byte " << bit / 8 << ", bit " << bit % 8;
+  }
+}
+
+// With the header CRC recomputed, a changed entry still has to be caught by the rule it breaks.
+TEST_F(DelegateBlobTest, RefusesAChangedEntryEvenWhenTheHeaderIsResealed) {
+  struct Case {
+    std::string name;
+    size_t offset;
+    size_t width;
+    uint64_t value;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"xml crc", entry_at(0) + kEntryCrcOffset, 4, 0, "checksum mismatch"},
+      {"weights crc", entry_at(1) + kEntryCrcOffset, 4, 0, "checksum mismatch"},
+      {"xml offset misaligned", entry_at(0) + kEntryOffsetOffset, 8, payload_offset(0) + 1, "not a multiple of 64"},
+      {"xml offset onto weights", entry_at(0) + kEntryOffsetOffset, 8, payload_offset(1), "checksum mismatch"},
+      {"xml offset inside header", entry_at(0) + kEntryOffsetOffset, 8, 0, "outside the payload area"},
+      {"weights past the end", entry_at(1) + kEntryOffsetOffset, 8, payload_offset(1) + 64, "outside the payload area"},
+      {"xml shorter", entry_at(0) + kEntryLengthOffset, 8, xml_.size() - 1, "checksum mismatch"},
+      {"weights longer", entry_at(1) + kEntryLengthOffset, 8, weights_.size() + 1, "outside the payload area"},
+      {"xml as weights", entry_at(0) + kEntryKindOffset, 4, kWeightsKind, "more than one IR weights section"},
+      {"weights as xml", entry_at(1) + kEntryKindOffset, 4, kXmlKind, "more than one IR XML section"},
+      {"xml as unknown", entry_at(0) + kEntryKindOffset, 4, 99, "no IR XML section"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<uint8_t> damaged = blob_;
+    put(damaged, c.offset, c.value, c.width);
+    reseal_header(damaged);
+    EXPECT_TRUE(fails_with(parse_bytes(damaged), c.expected));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Truncation and padding
+
+TEST_F(DelegateBlobTest, RefusesEveryTruncationWithoutReadingPastTheEnd) {
+  for (size_t length = 0; length < blob_.size(); ++length) {
+    // An exactly sized heap copy, so AddressSanitizer reports any read past the prefix.
+    std::unique_ptr<uint8_t[]> prefix(new uint8_t[length]);
+    if (length > 0) std::memcpy(prefix.get(), blob_.data(), length);
+    ASSERT_TRUE(fails(parse(prefix.get(), length))) << "length " << length;
+  }
+}
+
+TEST_F(DelegateBlobTest, RefusesEveryTruncationOfAModelWithoutWeights) {
+  const std::vector<uint8_t> blob = build(xml_, {});
+  for (size_t length = 0; length < blob.size(); ++length) {
+    std::unique_ptr<uint8_t[]> prefix(new uint8_t[length]);
+    if (length > 0) std::memcpy(prefix.get(), blob.data(), length);
+    ASSERT_TRUE(fails(parse(prefix.get(), length))) << "length " << length;
+  }
+}
+
+TEST_F(DelegateBlobTest, RefusesANullBuffer) {
+  EXPECT_TRUE(fails_with(parse(nullptr, 0), "shorter than the 32-byte header"));
+}
+
+TEST_F(DelegateBlobTest, RefusesAHeaderThatClaimsMoreBytesThanTheBlob) {
+  // 32 bytes whose header promises one section (a 56-byte header) and a 32-byte total size.
+  std::vector<uint8_t> bytes(kFixedHeaderSize, 0);
+  std::memcpy(bytes.data(), kMagic, sizeof(kMagic));
+  put(bytes, kMajorOffset, kMajorVersion, 2);
+  put(bytes, kHeaderSizeOffset, kFixedHeaderSize + kEntrySize, 4);
+  put(bytes, kSectionCountOffset, 1, 4);
+  put(bytes, kTotalSizeOffset, bytes.size(), 8);
+  put(bytes, kHeaderCrcOffset, crc32(bytes.data(), bytes.size()), 4);
+  std::unique_ptr<uint8_t[]> exact(new uint8_t[bytes.size()]);
+  std::memcpy(exact.get(), bytes.data(), bytes.size());
+  EXPECT_TRUE(fails_with(parse(exact.get(), bytes.size()), "exceeds the blob"));
+}
+
+TEST_F(DelegateBlobTest, RefusesTrailingBytes) {
+  std::vector<uint8_t> padded = blob_;
+  padded.push_back(0);
+  EXPECT_TRUE(fails_with(parse_bytes(padded), "padded"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damage to payloads
+
+TEST_F(DelegateBlobTest, RefusesAFlippedByteInTheXml) {
+  for (size_t i = 0; i < xml_.size(); ++i) {
+    std::vector<uint8_t> damaged = blob_;
+    damaged[payload_offset(0) + i] ^= 0x01;
+    ASSERT_TRUE(fails_with(parse_bytes(damaged), "section 0 (kind 1) checksum mismatch")) << "xml byte " << i;
+  }
+}
+
+TEST_F(DelegateBlobTest, RefusesAFlippedByteInTheWeights) {
+  for (size_t i : {size_t{0}, size_t{1}, weights_.size() / 2, weights_.size() - 1}) {
+    std::vector<uint8_t> damaged = blob_;
+    damaged[payload_offset(1) + i] ^= 0x80;
+    ASSERT_TRUE(fails_with(parse_bytes(damaged), "section 1 (kind 2) checksum mismatch")) << "weights byte " << i;
+  }
+}
+
+// Padding between payloads belongs to no section and is not checksummed (writers fill it with
+// zeros). Documented here so a change to that rule is a deliberate one.
+TEST_F(DelegateBlobTest, DoesNotCheckTheAlignmentPadding) {
+  const size_t padding = payload_offset(0) + xml_.size();
+  ASSERT_LT(padding, payload_offset(1));
+  std::vector<uint8_t> changed = blob_;
+  changed[padding] = 0xAA;
+  EXPECT_TRUE(succeeds(parse_bytes(changed)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Well-sealed blobs that break a structural rule
+
+TEST_F(DelegateBlobTest, RefusesOverlappingSections) {
+  const std::vector<uint8_t> xml(100, 'x');  // [128, 228)
+  const std::vector<uint8_t> blob = serialise(
+      Layout{1, 0, 0, {Section{kXmlKind, 128, xml}, Section{kWeightsKind, 192, make_weights(64)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "section 1 (kind 2) overlaps section 0"));
+}
+
+TEST_F(DelegateBlobTest, RefusesTwoSectionsAtTheSameOffset) {
+  const std::vector<uint8_t> blob = serialise(
+      Layout{1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{99, 128, {}, uint64_t{10}}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "overlaps section 0"));
+}
+
+TEST_F(DelegateBlobTest, AcceptsAnEmptySectionAtTheOffsetOfAnother) {
+  // An empty section occupies no bytes, so it overlaps nothing.
+  const std::vector<uint8_t> blob = serialise(
+      Layout{1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{kWeightsKind, 128, {}}}});
+  const ParseResult result = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(result));
+  EXPECT_EQ(result.blob->ir_weights.size, 0u);
+}
+
+TEST_F(DelegateBlobTest, RefusesAMisalignedSectionOffset) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 0, {Section{kXmlKind, 96, bytes_of(xml_)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "starts at 96, not a multiple of 64"));
+}
+
+TEST_F(DelegateBlobTest, RefusesASectionWhoseEndOverflows64Bits) {
+  // 256 + (2^64 - 256) wraps to 0: a naive `offset + length <= size` check would pass it.
+  const std::vector<uint8_t> blob = serialise(Layout{
+      1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{kWeightsKind, 256, {}, kU64Max - 255}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "outside the payload area"));
+}
+
+TEST_F(DelegateBlobTest, RefusesASectionWhoseOffsetIsNearTheTopOf64Bits) {
+  const std::vector<uint8_t> blob = serialise(Layout{
+      1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{kWeightsKind, kU64Max - 63, {}, uint64_t{64}}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "outside the payload area"));
+}
+
+TEST_F(DelegateBlobTest, RefusesASectionStartingInsideTheHeader) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 0, {Section{kXmlKind, 0, {}, uint64_t{16}}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "outside the payload area"));
+}
+
+TEST_F(DelegateBlobTest, RefusesTwoXmlSections) {
+  const std::vector<uint8_t> blob =
+      serialise(Layout{1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{kXmlKind, 256, bytes_of(xml_)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "more than one IR XML section"));
+}
+
+TEST_F(DelegateBlobTest, RefusesTwoWeightsSections) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 0,
+                                                     {Section{kXmlKind, 128, bytes_of(xml_)},
+                                                      Section{kWeightsKind, 256, make_weights(8)},
+                                                      Section{kWeightsKind, 320, make_weights(8)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "more than one IR weights section"));
+}
+
+TEST_F(DelegateBlobTest, RefusesABlobWithoutAnXmlSection) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 0, {Section{kWeightsKind, 64, weights_}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "no IR XML section"));
+}
+
+TEST_F(DelegateBlobTest, RefusesAnEmptyXmlSection) {
+  const std::vector<uint8_t> blob =
+      serialise(Layout{1, 0, 0, {Section{kXmlKind, 128, {}}, Section{kWeightsKind, 128, weights_}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "the IR XML section is empty"));
+}
+
+TEST_F(DelegateBlobTest, RefusesMajorVersionTwo) {
+  const std::vector<uint8_t> blob = serialise(Layout{2, 0, 0, {Section{kXmlKind, 64, bytes_of(xml_)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "format major version 2 is not supported"));
+}
+
+TEST_F(DelegateBlobTest, RefusesMajorVersionZero) {
+  const std::vector<uint8_t> blob = serialise(Layout{0, 0, 0, {Section{kXmlKind, 64, bytes_of(xml_)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "format major version 0 is not supported"));
+}
+
+TEST_F(DelegateBlobTest, RefusesNonZeroFlags) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 4, {Section{kXmlKind, 64, bytes_of(xml_)}}});
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "unknown flags"));
+}
+
+TEST_F(DelegateBlobTest, RefusesMoreThanTheMaximumNumberOfSections) {
+  Layout layout{1, 0, 0, {Section{kXmlKind, 0, bytes_of(xml_)}}};
+  for (uint32_t i = 1; i <= kMaxSections; ++i) layout.sections.push_back(Section{99, 0, {}});
+  const uint64_t payload_start = (kFixedHeaderSize + layout.sections.size() * kEntrySize + 63) / 64 * 64;
+  for (Section& s : layout.sections) s.offset = payload_start;
+  EXPECT_TRUE(fails_with(parse_bytes(serialise(layout)), "section count 65 is outside 1..64"));
+
+  layout.sections.pop_back();  // exactly the maximum is fine
+  for (Section& s : layout.sections) s.offset = (kFixedHeaderSize + layout.sections.size() * kEntrySize + 63) / 64 * 64;
+  EXPECT_TRUE(succeeds(parse_bytes(serialise(layout))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward compatibility
+
+TEST_F(DelegateBlobTest, IgnoresASectionOfAnUnknownKind) {
+  const std::vector<uint8_t> blob = serialise(Layout{1, 0, 0,
+                                                     {Section{kXmlKind, 128, bytes_of(xml_)},
+                                                      Section{99, 256, bytes_of("from a newer writer")},
+                                                      Section{kWeightsKind, 320, weights_}}});
+  const ParseResult result = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(result));
+  EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
+  EXPECT_EQ(bytes_of(result.blob->ir_weights), weights_);
+}
+
+TEST_F(DelegateBlobTest, AcceptsANewerMinorVersionAndReportsIt) {
+  const std::vector<uint8_t> blob = serialise(
+      Layout{1, 7, 0, {Section{3, 128, bytes_of("precompiled")}, Section{kXmlKind, 192, bytes_of(xml_)}}});
+  const ParseResult result = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(result));
+  EXPECT_EQ(result.blob->minor_version, 7);
+  EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
+  EXPECT_EQ(result.blob->ir_weights.size, 0u);
+}
+
+TEST_F(DelegateBlobTest, StillChecksThePayloadOfAnUnknownKind) {
+  std::vector<uint8_t> blob = serialise(
+      Layout{1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{99, 256, bytes_of("from a newer writer")}}});
+  blob[256] ^= 0x01;
+  EXPECT_TRUE(fails_with(parse_bytes(blob), "section 1 (kind 99) checksum mismatch"));
+}
+
+}  // namespace
+}  // namespace executorch_openvino::blob

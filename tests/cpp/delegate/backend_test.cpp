@@ -1,0 +1,284 @@
+// The backend through ExecuTorch's BackendInterface (init / execute / destroy), with the real
+// ExecuTorch runtime library and the real OpenVINO runtime, on IR models built by
+// tests/fixtures/make_ir_cases.py with references computed independently in NumPy.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <executorch_openvino/backend.h>
+
+#include "blob/delegate_blob.h"
+#include "delegate_harness.h"
+#include "ir_case.h"
+
+namespace executorch_openvino::testing {
+namespace {
+
+using executorch::runtime::EValue;
+
+const std::vector<std::string> kCases = {"add_broadcast", "matmul_bias_relu", "conv2d", "int64_input",
+                                          "rank0_output",  "rank0_input",      "multi_io", "constant_in_place"};
+
+std::string last_error() { return executorch_openvino_last_error(); }
+
+std::vector<std::unique_ptr<HostTensor>> make_inputs(const IrCase& c) {
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  for (const TensorFile& f : c.inputs) tensors.push_back(std::make_unique<HostTensor>(f.type, f.sizes, f.bytes));
+  return tensors;
+}
+
+std::vector<std::unique_ptr<HostTensor>> make_outputs(const IrCase& c) {
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  for (const TensorFile& f : c.expected_outputs) tensors.push_back(std::make_unique<HostTensor>(f.type, f.sizes));
+  return tensors;
+}
+
+std::vector<HostTensor*> args_of(const std::vector<std::unique_ptr<HostTensor>>& inputs,
+                                 const std::vector<std::unique_ptr<HostTensor>>& outputs) {
+  std::vector<HostTensor*> args;
+  for (const auto& t : inputs) args.push_back(t.get());
+  for (const auto& t : outputs) args.push_back(t.get());
+  return args;
+}
+
+// Float outputs within a tight tolerance of NumPy's (fp32 inference precision is requested);
+// integer and boolean outputs exactly.
+void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<HostTensor>>& outputs) {
+  ASSERT_EQ(outputs.size(), c.expected_outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorFile& expected = c.expected_outputs[i];
+    const HostTensor& actual = *outputs[i];
+    ASSERT_EQ(actual.bytes().size(), expected.bytes.size()) << "output " << i;
+    if (expected.type == ScalarType::Float) {
+      const size_t n = expected.bytes.size() / sizeof(float);
+      std::vector<float> want(n), got(n);
+      std::memcpy(want.data(), expected.bytes.data(), expected.bytes.size());
+      std::memcpy(got.data(), actual.bytes().data(), actual.bytes().size());
+      for (size_t k = 0; k < n; ++k) {
+        ASSERT_NEAR(got[k], want[k], 1e-4f + 1e-5f * std::fabs(want[k])) << c.name << " output " << i << "[" << k << "]";
+      }
+    } else {
+      EXPECT_EQ(actual.bytes(), expected.bytes) << c.name << " output " << i;
+    }
+  }
+}
+
+class BackendCaseTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BackendCaseTest, OutputsMatchTheNumpyReference) {
+  const IrCase c = load_ir_case(GetParam());
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+}
+
+TEST_P(BackendCaseTest, RepeatedCallsAndNewBuffersGiveTheSameOutputs) {
+  const IrCase c = load_ir_case(GetParam());
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  for (int call = 0; call < 3; ++call) {  // same buffers: bound once, reused
+    for (auto& o : outputs) std::memset(o->data(), 0x5A, o->nbytes());
+    ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+    expect_outputs_match(c, outputs);
+  }
+  auto other_inputs = make_inputs(c);  // different buffers: must be rebound
+  auto other_outputs = make_outputs(c);
+  ASSERT_EQ(harness.execute(args_of(other_inputs, other_outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, other_outputs);
+}
+
+INSTANTIATE_TEST_SUITE_P(IrCases, BackendCaseTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+class BackendTest : public ::testing::Test {
+ protected:
+  // matmul_bias_relu: input x f32 [4,16], output f32 [4,8].
+  void SetUp() override {
+    c_ = load_ir_case("matmul_bias_relu");
+    ASSERT_EQ(harness_.init(c_.blob, c_.specs), Error::Ok) << last_error();
+    inputs_ = make_inputs(c_);
+    outputs_ = make_outputs(c_);
+  }
+  // After any refused call the same handle still runs a good call correctly.
+  void expect_still_works() {
+    ASSERT_EQ(harness_.execute(args_of(inputs_, outputs_)), Error::Ok) << last_error();
+    expect_outputs_match(c_, outputs_);
+  }
+
+  IrCase c_;
+  DelegateHarness harness_;
+  std::vector<std::unique_ptr<HostTensor>> inputs_, outputs_;
+};
+
+TEST_F(BackendTest, IsRegisteredUnderItsOwnIdAndAvailable) {
+  auto* backend = registered_backend();
+  ASSERT_NE(backend, nullptr);
+  EXPECT_TRUE(backend->is_available());
+  EXPECT_STREQ(executorch_openvino_backend_id(), EXECUTORCH_OPENVINO_BACKEND_ID);
+  EXPECT_STRNE(EXECUTORCH_OPENVINO_BACKEND_ID, "OpenvinoBackend");
+  EXPECT_EQ(executorch_openvino_registration_status(), 0);
+}
+
+TEST_F(BackendTest, WrongArgumentCountIsInvalidArgument) {
+  EXPECT_EQ(harness_.execute(std::vector<HostTensor*>{inputs_[0].get()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("expected 1 inputs and 1 outputs (2 arguments), got 1"), std::string::npos)
+      << last_error();
+  expect_still_works();
+}
+
+TEST_F(BackendTest, WrongDtypeIsInvalidArgumentNamingTheInput) {
+  HostTensor wrong(ScalarType::Int, {4, 16});
+  EXPECT_EQ(harness_.execute({&wrong, outputs_[0].get()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("input 0 'x': dtype Int, but the model expects f32"), std::string::npos) << last_error();
+  expect_still_works();
+}
+
+TEST_F(BackendTest, WrongInputShapeIsInvalidArgumentNamingTheShapes) {
+  HostTensor wrong(ScalarType::Float, {4, 15});
+  EXPECT_EQ(harness_.execute({&wrong, outputs_[0].get()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("shape [4,15], but the model expects [4,16]"), std::string::npos) << last_error();
+  HostTensor wrong_rank(ScalarType::Float, {64});
+  EXPECT_EQ(harness_.execute({&wrong_rank, outputs_[0].get()}), Error::InvalidArgument);
+  expect_still_works();
+}
+
+TEST_F(BackendTest, WrongOutputShapeOrDtypeIsInvalidArgument) {
+  HostTensor wrong_shape(ScalarType::Float, {4, 9});
+  EXPECT_EQ(harness_.execute({inputs_[0].get(), &wrong_shape}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("output 0"), std::string::npos) << last_error();
+  HostTensor wrong_type(ScalarType::Double, {4, 8});
+  EXPECT_EQ(harness_.execute({inputs_[0].get(), &wrong_type}), Error::InvalidArgument);
+  expect_still_works();
+}
+
+TEST_F(BackendTest, NonTensorArgumentIsInvalidArgument) {
+  EValue number(static_cast<int64_t>(3));
+  EXPECT_EQ(harness_.execute_values(std::vector<EValue*>{&number, outputs_[0]->value()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("input 0: expected a tensor"), std::string::npos) << last_error();
+  EXPECT_EQ(harness_.execute_values(std::vector<EValue*>{nullptr, outputs_[0]->value()}), Error::InvalidArgument);
+  expect_still_works();
+}
+
+TEST_F(BackendTest, NullHandleIsInvalidHandle) {
+  BackendTest::TearDown();
+  executorch::runtime::BackendExecutionContext context;
+  EXPECT_EQ(registered_backend()->execute(context, nullptr, {}), Error::DelegateInvalidHandle);
+}
+
+TEST(BackendLayoutTest, ChannelsLastInputIsRefusedNotSilentlyMisread) {
+  const IrCase c = load_ir_case("conv2d");
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  inputs[0]->make_channels_last();
+  EXPECT_EQ(harness.execute(args_of(inputs, outputs)), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("dim order"), std::string::npos) << last_error();
+}
+
+TEST(BackendBlobTest, EachCorruptedHeaderFieldIsDelegateInvalidCompatibility) {
+  const IrCase c = load_ir_case("matmul_bias_relu");
+  // Field offsets of the container header, and the first section entry's fields.
+  const size_t fields[] = {blob::kMagicOffset,       blob::kMajorOffset,       blob::kMinorOffset,
+                           blob::kHeaderSizeOffset,  blob::kSectionCountOffset, blob::kTotalSizeOffset,
+                           blob::kFlagsOffset,       blob::kHeaderCrcOffset,
+                           blob::kFixedHeaderSize + blob::kEntryKindOffset,
+                           blob::kFixedHeaderSize + blob::kEntryCrcOffset,
+                           blob::kFixedHeaderSize + blob::kEntryOffsetOffset,
+                           blob::kFixedHeaderSize + blob::kEntryLengthOffset};
+  for (size_t offset : fields) {
+    std::vector<uint8_t> corrupt = c.blob;
+    corrupt[offset] ^= 0x41;
+    DelegateHarness harness;
+    EXPECT_EQ(harness.init(corrupt, c.specs), Error::DelegateInvalidCompatibility) << "field at " << offset;
+    EXPECT_NE(last_error().find("invalid delegate blob"), std::string::npos) << last_error();
+    EXPECT_TRUE(harness.blob_freed());
+  }
+}
+
+TEST(BackendBlobTest, TruncatedBlobsAreDelegateInvalidCompatibility) {
+  const IrCase c = load_ir_case("matmul_bias_relu");
+  for (size_t length : {size_t{0}, size_t{3}, size_t{31}, size_t{32}, size_t{100}, c.blob.size() - 1}) {
+    DelegateHarness harness;
+    std::vector<uint8_t> truncated(c.blob.begin(), c.blob.begin() + static_cast<std::ptrdiff_t>(length));
+    EXPECT_EQ(harness.init(truncated, c.specs), Error::DelegateInvalidCompatibility) << "length " << length;
+  }
+}
+
+TEST(BackendBlobTest, MalformedIrInAValidContainerIsDelegateInvalidCompatibility) {
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(blob::build("<net name='broken'><layers>", {}), {}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("reading the IR model failed"), std::string::npos) << last_error();
+}
+
+TEST(BackendSpecTest, UnknownCompileSpecKeyIsRefusedNamingIt) {
+  const IrCase c = load_ir_case("add_broadcast");
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(c.blob, {{"not-a-property", "1"}}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("not-a-property"), std::string::npos) << last_error();
+}
+
+TEST(BackendSpecTest, AbsentDeviceFailsListingTheAvailableDevices) {
+  const IrCase c = load_ir_case("add_broadcast");
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(c.blob, {{"device", "NPU"}}), Error::NotSupported);
+  EXPECT_NE(last_error().find("device 'NPU' is not available; available devices: CPU"), std::string::npos)
+      << last_error();
+}
+
+TEST(BackendSpecTest, InvalidPropertyValueFailsWithOpenVinosMessage) {
+  const IrCase c = load_ir_case("add_broadcast");
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(c.blob, {{"INFERENCE_NUM_THREADS", "many"}}), Error::Internal);
+  EXPECT_NE(last_error().find("compiling the model for device CPU failed"), std::string::npos) << last_error();
+  EXPECT_NE(last_error().find("INFERENCE_NUM_THREADS"), std::string::npos) << last_error();
+}
+
+TEST(BackendBlobLifetimeTest, BlobWithWeightsIsKeptUntilDestroyBecauseConstantsAreUsedInPlace) {
+  const IrCase c = load_ir_case("constant_in_place");
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  EXPECT_FALSE(harness.blob_freed());
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+  harness.destroy();
+  EXPECT_TRUE(harness.blob_freed());
+}
+
+TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
+  const IrCase c = load_ir_case("add_broadcast");
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  EXPECT_TRUE(harness.blob_freed());  // and poisoned: the run below must not read it
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+}
+
+TEST(BackendSharingTest, MethodsShareOneRuntimeAndRunIndependently) {
+  const IrCase a = load_ir_case("add_broadcast");
+  const IrCase b = load_ir_case("conv2d");
+  DelegateHarness first, second;
+  ASSERT_EQ(first.init(a.blob, a.specs), Error::Ok) << last_error();
+  ASSERT_EQ(second.init(b.blob, b.specs), Error::Ok) << last_error();
+  auto a_in = make_inputs(a), a_out = make_outputs(a), b_in = make_inputs(b), b_out = make_outputs(b);
+  ASSERT_EQ(second.execute(args_of(b_in, b_out)), Error::Ok) << last_error();
+  ASSERT_EQ(first.execute(args_of(a_in, a_out)), Error::Ok) << last_error();
+  expect_outputs_match(a, a_out);
+  expect_outputs_match(b, b_out);
+}
+
+}  // namespace
+}  // namespace executorch_openvino::testing
