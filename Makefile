@@ -1,0 +1,56 @@
+# The project's commands. Each target does its own set-up: Debian packages when missing, the
+# Python 3.11 virtual environment with pinned requirements (.venv), CMake configure and build
+# (build/). All of it is reused when present.
+#
+#   make demo    build, then run a model through the delegate and compare it with native OpenVINO
+#   make test    build, then run every test (C++ under ctest, Python under pytest)
+#   make bench   build, then measure the delegate's per-call overhead against native OpenVINO
+
+VENV   ?= .venv
+BUILD  ?= build
+PYTHON := $(VENV)/bin/python
+CMAKE  := $(VENV)/bin/cmake
+CTEST  := $(VENV)/bin/ctest
+NINJA  := $(VENV)/bin/ninja
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all setup system-packages venv configure build test test-cpp test-python demo bench clean distclean
+
+all: build
+
+system-packages:
+	@bash scripts/install_system_packages.sh
+
+venv:
+	@bash scripts/setup_venv.sh $(VENV) requirements.txt
+
+setup: system-packages venv
+
+configure: setup
+	@$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(NINJA)) \
+		-DPython3_EXECUTABLE=$(abspath $(PYTHON)) -DCMAKE_BUILD_TYPE=Release > $(BUILD).configure.log 2>&1 \
+		|| { cat $(BUILD).configure.log; exit 1; }
+
+build: configure
+	@$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+test: build test-cpp test-python
+
+test-cpp: build
+	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
+
+test-python: build
+	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/libexecutorch_openvino.so \
+		$(PYTHON) -m pytest tests/python -q
+
+demo: build
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
+
+bench: build
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/run_overhead.py
+
+clean:
+	rm -rf $(BUILD) $(BUILD).configure.log
+
+distclean: clean
+	rm -rf $(VENV)
