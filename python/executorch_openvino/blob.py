@@ -67,7 +67,12 @@ def parse_blob(data: bytes) -> ParsedBlob:
         raise ValueError("bad magic: not an executorch_openvino delegate blob")
     if major != MAJOR_VERSION:
         raise ValueError(f"format major version {major} is not supported")
-    if header_size != _HEADER.size + _ENTRY.size * count or total != len(data) or flags != 0:
+    if (
+        header_size != _HEADER.size + _ENTRY.size * count
+        or header_size > len(data)
+        or total != len(data)
+        or flags != 0
+    ):
         raise ValueError("inconsistent header")
     zeroed = bytearray(data[:header_size])
     struct.pack_into("<I", zeroed, _CRC_OFFSET, 0)

@@ -48,7 +48,8 @@ struct Entry {
 
 ParseResult parse(const void* data_in, size_t size) {
   const auto* data = static_cast<const uint8_t*>(data_in);
-  if (data == nullptr || size < kFixedHeaderSize) {
+  if (data == nullptr) return fail("no blob (null buffer)");
+  if (size < kFixedHeaderSize) {
     return fail("blob is " + std::to_string(size) + " bytes, shorter than the " +
                 std::to_string(kFixedHeaderSize) + "-byte header");
   }
@@ -77,7 +78,7 @@ ParseResult parse(const void* data_in, size_t size) {
   }
   if (header_size > size) return fail("header of " + std::to_string(header_size) + " bytes exceeds the blob");
   const uint32_t flags = read_u32(data + kFlagsOffset);
-  if (flags != 0) return fail("unknown flags 0x" + std::to_string(flags) + " (none are defined in 1.x)");
+  if (flags != 0) return fail("unknown flags value " + std::to_string(flags) + " (none are defined in 1.x)");
   const uint32_t stored_crc = read_u32(data + kHeaderCrcOffset);
   if (header_crc(data, header_size) != stored_crc) return fail("header checksum mismatch: the blob is corrupt");
 

@@ -1,0 +1,208 @@
+"""The Python delegate-blob writer and reader against the format in docs/delegate-blob-format.md.
+
+The C++ runtime parses what this writer produces, so besides the round trip the tests pin the
+layout field by field (with struct and zlib, independently of the writer) and compare the output
+for one fixed input with golden bytes that tests/cpp/blob/delegate_blob_test.cpp pins for the C++
+build() too: the two writers agree byte for byte.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+from executorch_openvino import blob  # noqa: E402
+from executorch_openvino.blob import build_blob, parse_blob  # noqa: E402
+
+HEADER_SIZE = 32
+ENTRY_SIZE = 24
+ALIGNMENT = 64
+
+XML = b'<?xml version="1.0"?>\n<net name="test" version="11"><layers/><edges/></net>\n'
+WEIGHTS = bytes((i * 131 + 7) & 0xFF for i in range(1000))
+
+# build("<net/>", {1, 2, 3}) from the C++ library; the same bytes are pinned in the C++ test.
+GOLDEN_HEX = (
+    "454f5642010000005000000002000000c3000000000000000000000080292089"
+    "01000000224d056880000000000000000600000000000000020000001d80bc55"
+    "c000000000000000030000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000"
+    "3c6e65742f3e0000000000000000000000000000000000000000000000000000"
+    "0000000000000000000000000000000000000000000000000000000000000000"
+    "010203"
+)
+
+
+def u16(data: bytes, offset: int) -> int:
+    return struct.unpack_from("<H", data, offset)[0]
+
+
+def u32(data: bytes, offset: int) -> int:
+    return struct.unpack_from("<I", data, offset)[0]
+
+
+def u64(data: bytes, offset: int) -> int:
+    return struct.unpack_from("<Q", data, offset)[0]
+
+
+def entry(data: bytes, index: int) -> tuple[int, int, int, int]:
+    """(kind, crc, offset, length) of section table entry `index`."""
+    return struct.unpack_from("<IIQQ", data, HEADER_SIZE + index * ENTRY_SIZE)
+
+
+def header_crc(data: bytes) -> int:
+    header_size = u32(data, 8)
+    region = bytearray(data[:header_size])
+    region[28:32] = b"\0\0\0\0"
+    return zlib.crc32(bytes(region))
+
+
+def flipped(data: bytes, index: int, mask: int = 0x01) -> bytes:
+    out = bytearray(data)
+    out[index] ^= mask
+    return bytes(out)
+
+
+# --- round trip ---------------------------------------------------------------------------------
+
+
+def test_round_trips_xml_and_weights():
+    parsed = parse_blob(build_blob(XML, WEIGHTS))
+    assert parsed.ir_xml == XML
+    assert parsed.ir_weights == WEIGHTS
+    assert parsed.minor_version == blob.MINOR_VERSION
+
+
+def test_round_trips_a_model_without_weights():
+    parsed = parse_blob(build_blob(XML))
+    assert parsed.ir_xml == XML
+    assert parsed.ir_weights == b""
+
+
+@pytest.mark.parametrize("xml_length", [1, 2, 63, 64, 65, 127, 128, 129, 1000])
+@pytest.mark.parametrize("weights_length", [0, 1, 64, 65])
+def test_round_trips_payloads_of_lengths_around_the_alignment(xml_length, weights_length):
+    xml = b"x" * xml_length
+    weights = bytes(range(256)) * (weights_length // 256) + bytes(range(weights_length % 256))
+    parsed = parse_blob(build_blob(xml, weights))
+    assert (parsed.ir_xml, parsed.ir_weights) == (xml, weights)
+
+
+def test_refuses_to_write_an_empty_xml():
+    with pytest.raises(ValueError, match="empty"):
+        build_blob(b"", WEIGHTS)
+
+
+# --- layout, field by field ---------------------------------------------------------------------
+
+
+def test_writes_the_documented_header():
+    data = build_blob(XML, WEIGHTS)
+    assert data[0:4] == b"EOVB"
+    assert u16(data, 4) == 1  # major
+    assert u16(data, 6) == 0  # minor
+    assert u32(data, 8) == HEADER_SIZE + 2 * ENTRY_SIZE  # header size, table included
+    assert u32(data, 12) == 2  # section count
+    assert u64(data, 16) == len(data)  # total size
+    assert u32(data, 24) == 0  # flags
+    assert u32(data, 28) == header_crc(data)
+
+
+def test_writes_the_documented_section_table():
+    data = build_blob(XML, WEIGHTS)
+    xml_entry, weights_entry = entry(data, 0), entry(data, 1)
+    assert xml_entry == (1, zlib.crc32(XML), 128, len(XML))  # 80-byte header rounded up to 64
+    assert weights_entry == (2, zlib.crc32(WEIGHTS), 256, len(WEIGHTS))  # 128 + 76 rounded up
+    assert data[128 : 128 + len(XML)] == XML
+    assert data[256:] == WEIGHTS
+
+
+@pytest.mark.parametrize("xml_length", [1, 63, 64, 65, 200])
+@pytest.mark.parametrize("weights", [b"", b"\x01", WEIGHTS])
+def test_aligns_payloads_and_zero_fills_the_gaps(xml_length, weights):
+    xml = b"y" * xml_length
+    data = build_blob(xml, weights)
+    _, _, xml_offset, _ = entry(data, 0)
+    _, _, weights_offset, _ = entry(data, 1)
+    assert xml_offset % ALIGNMENT == 0 and weights_offset % ALIGNMENT == 0
+    # Each payload starts at the first multiple of 64 after what precedes it; nothing else follows.
+    assert xml_offset == -(-(HEADER_SIZE + 2 * ENTRY_SIZE) // ALIGNMENT) * ALIGNMENT
+    assert weights_offset == -(-(xml_offset + xml_length) // ALIGNMENT) * ALIGNMENT
+    assert len(data) == weights_offset + len(weights)
+    assert data[HEADER_SIZE + 2 * ENTRY_SIZE : xml_offset] == bytes(xml_offset - 80)
+    assert data[xml_offset + xml_length : weights_offset] == bytes(weights_offset - xml_offset - xml_length)
+
+
+def test_output_matches_the_bytes_the_cpp_writer_produces():
+    assert build_blob(b"<net/>", bytes([1, 2, 3])) == bytes.fromhex(GOLDEN_HEX)
+
+
+def test_module_constants_match_the_specification():
+    assert blob.MAGIC == b"EOVB"
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 0)
+    assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
+    assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS) == (1, 2)
+
+
+# --- refusing damaged blobs ---------------------------------------------------------------------
+
+
+def test_refuses_every_single_bit_flip_in_the_header_and_table():
+    data = build_blob(XML, WEIGHTS)
+    for bit in range((HEADER_SIZE + 2 * ENTRY_SIZE) * 8):
+        with pytest.raises(ValueError):
+            parse_blob(flipped(data, bit // 8, 1 << (bit % 8)))
+
+
+def test_refuses_a_changed_minor_version_because_the_header_checksum_covers_it():
+    data = bytearray(build_blob(XML, WEIGHTS))
+    struct.pack_into("<H", data, 6, 1)
+    with pytest.raises(ValueError, match="checksum"):
+        parse_blob(bytes(data))
+
+
+@pytest.mark.parametrize("where", ["xml", "weights"])
+def test_refuses_a_flipped_payload_byte(where):
+    data = build_blob(XML, WEIGHTS)
+    index = 0 if where == "xml" else 1
+    _, _, offset, length = entry(data, index)
+    for i in (0, length // 2, length - 1):
+        with pytest.raises(ValueError, match=f"section {index} is corrupt"):
+            parse_blob(flipped(data, offset + i))
+
+
+def test_refuses_every_truncation():
+    data = build_blob(XML, b"\x05" * 70)
+    for length in range(len(data)):
+        with pytest.raises(ValueError):
+            parse_blob(data[:length])
+
+
+def test_refuses_a_wrong_major_version():
+    data = bytearray(build_blob(XML, WEIGHTS))
+    struct.pack_into("<H", data, 4, 2)
+    struct.pack_into("<I", data, 28, header_crc(bytes(data)))
+    with pytest.raises(ValueError, match="major version 2"):
+        parse_blob(bytes(data))
+
+
+def test_ignores_a_section_of_an_unknown_kind():
+    # xml, an unknown kind 99, weights; header and section checksums written correctly.
+    unknown = b"from a newer writer"
+    sections = [(1, XML, 128), (99, unknown, 256), (2, WEIGHTS, 320)]
+    header_size = HEADER_SIZE + len(sections) * ENTRY_SIZE
+    total = 320 + len(WEIGHTS)
+    data = bytearray(total)
+    struct.pack_into("<4sHHIIQII", data, 0, b"EOVB", 1, 3, header_size, len(sections), total, 0, 0)
+    for i, (kind, payload, offset) in enumerate(sections):
+        struct.pack_into("<IIQQ", data, HEADER_SIZE + i * ENTRY_SIZE, kind, zlib.crc32(payload), offset, len(payload))
+        data[offset : offset + len(payload)] = payload
+    struct.pack_into("<I", data, 28, header_crc(bytes(data)))
+    parsed = parse_blob(bytes(data))
+    assert (parsed.minor_version, parsed.ir_xml, parsed.ir_weights) == (3, XML, WEIGHTS)
