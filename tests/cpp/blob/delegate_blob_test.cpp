@@ -378,7 +378,8 @@ TEST_F(DelegateBlobTest, RefusesEveryTruncationOfAModelWithoutWeights) {
 }
 
 TEST_F(DelegateBlobTest, RefusesANullBuffer) {
-  EXPECT_TRUE(fails_with(parse(nullptr, 0), "shorter than the 32-byte header"));
+  EXPECT_TRUE(fails_with(parse(nullptr, 0), "null buffer"));
+  EXPECT_TRUE(fails_with(parse(nullptr, 4096), "null buffer"));
 }
 
 TEST_F(DelegateBlobTest, RefusesAHeaderThatClaimsMoreBytesThanTheBlob) {
