@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <set>
+#include <thread>
+#include <vector>
 
 #include "openvino_api/objects.h"
 
@@ -114,6 +116,30 @@ TEST(RuntimeInstanceTest, ReadsThePathAtFirstUseAndRetriesOnlyWhenItChanges) {
   auto still = Runtime::instance();
   ASSERT_TRUE(still.ok());
   EXPECT_EQ(still.value(), loaded.value());
+}
+
+TEST(RuntimeInstanceTest, ConcurrentFirstUseLoadsOneRuntimeWithOneCore) {
+  ::setenv("OPENVINO_LIB_PATH", env_path("EXECUTORCH_OPENVINO_OV_LIBS_DIR").c_str(), 1);
+  constexpr int kThreads = 8;
+  std::vector<Runtime*> runtimes(kThreads, nullptr);
+  std::vector<ov_core*> cores(kThreads, nullptr);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([i, &runtimes, &cores] {
+      auto runtime = Runtime::instance();
+      if (!runtime.ok()) return;
+      runtimes[i] = runtime.value();
+      auto core = runtime.value()->core();
+      if (core.ok()) cores[i] = core.value();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    ASSERT_NE(runtimes[i], nullptr) << "thread " << i;
+    EXPECT_EQ(runtimes[i], runtimes[0]);
+    EXPECT_NE(cores[i], nullptr);
+    EXPECT_EQ(cores[i], cores[0]);
+  }
 }
 
 }  // namespace
