@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_environment.h"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -11,11 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path env_path(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) throw std::runtime_error(std::string(name) + " is not set by the test environment");
-  return value;
-}
+using testing::env_path;
 
 class RuntimeLocatorTest : public ::testing::Test {
  protected:

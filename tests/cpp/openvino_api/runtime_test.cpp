@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_environment.h"
+
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -16,11 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path env_path(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr) throw std::runtime_error(std::string(name) + " is not set by the test environment");
-  return value;
-}
+using testing::env_path;
 
 fs::path stand_in(const char* name) { return env_path("EXECUTORCH_OPENVINO_STAND_INS") / (std::string(name) + ".so"); }
 
