@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -83,33 +82,13 @@ def bench_mid():
 MODELS = {"bench_tiny": bench_tiny, "bench_mid": bench_mid}
 
 
-def write_case(out_dir: Path, name: str) -> None:
-    """Same layout as make_ir_cases.write_case, plus our compile properties."""
-    model, inputs, expected = MODELS[name]()
-    with tempfile.TemporaryDirectory() as tmp:
-        # compress_to_fp16=False: save_model would otherwise store fp32 weights as fp16.
-        ov.save_model(model, f"{tmp}/model.xml", compress_to_fp16=False)
-        blob = ir_cases.build_blob(Path(f"{tmp}/model.xml").read_bytes(), Path(f"{tmp}/model.bin").read_bytes())
-    folder = out_dir / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "model.eovb").write_bytes(blob)
-    lines = [f"property {key} {value}" for key, value in PROPERTIES.items()]
-    for role, arrays in (("input", inputs), ("output", expected)):
-        for i, array in enumerate(arrays):
-            array = np.array(array, order="C")
-            file_name = f"{role}{i}.bin"
-            (folder / file_name).write_bytes(array.tobytes())
-            lines.append(f"{role} {ir_cases.DTYPE_NAMES[array.dtype.type]} {ir_cases._dims_text(array)} {file_name}")
-    (folder / "spec.txt").write_text("\n".join(lines) + "\n")
-
-
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     out_dir = Path(sys.argv[1])
-    for name in MODELS:
-        write_case(out_dir, name)
+    for name, make in MODELS.items():
+        ir_cases.write_model_case(out_dir / name, *make(), properties=PROPERTIES)
     print(f"wrote {', '.join(MODELS)} to {out_dir}")
     return 0
 

@@ -68,6 +68,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
 
 Error OpenvinoDelegateBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
                                        Span<EValue*> args) const {
+  delegate::clear_last_error();
   if (handle == nullptr) return Error::DelegateInvalidHandle;
   Status done = static_cast<delegate::CompiledMethod*>(handle)->execute(args);
   return done.ok() ? Error::Ok : delegate::report(done.failure());

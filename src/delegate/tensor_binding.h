@@ -35,7 +35,7 @@ class TensorBinding {
   Status bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index, const Tensor& tensor,
               ov::ElementType type);
 
-  // Forgets the cached binding so the next bind() rebinds (used after a failed inference).
+  // Forgets the cached binding so the next bind() rebinds (after OpenVINO refused a binding).
   void reset() { rank_ = kUnbound; }
 
  private:
