@@ -55,6 +55,9 @@ Status CompiledMethod::execute(Span<EValue*> args) {
       return Failure{FailureKind::kInvalidArgument,
                      std::string(role) + " " + std::to_string(index) + ": expected a tensor, got another kind of value"};
     }
+    // A tensor identical to the one bound last call was checked then (the usual steady state).
+    const TensorBinding& binding = is_input ? input_bindings_[index] : output_bindings_[index];
+    if (binding.matches(value->toTensor())) continue;
     const ov::PortInfo& port = is_input ? compiled_.inputs[index] : compiled_.outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
   }

@@ -75,9 +75,10 @@ Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* 
 
 bool TensorBinding::matches(const Tensor& tensor) const {
   const auto sizes = tensor.sizes();
-  if (rank_ != sizes.size() || data_ != tensor.const_data_ptr()) return false;
+  if (rank_ != sizes.size() || data_ != tensor.const_data_ptr() || type_ != tensor.scalar_type()) return false;
+  const auto dim_order = tensor.dim_order();
   for (size_t d = 0; d < rank_; ++d) {
-    if (dims_[d] != sizes[d]) return false;
+    if (dims_[d] != sizes[d] || dim_order[d] != d) return false;
   }
   return true;
 }
@@ -106,6 +107,7 @@ Status TensorBinding::bind(ov::Runtime& runtime, ov::ov_infer_request* request, 
   // The request holds its own reference to the tensor; ours only keeps the wrapper for reuse.
   tensor_ = std::move(wrapped).value();
   data_ = tensor.const_data_ptr();
+  type_ = tensor.scalar_type();
   rank_ = sizes.size();
   dims_ = dims;
   return ok_status();

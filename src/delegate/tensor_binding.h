@@ -31,6 +31,10 @@ class TensorBinding {
  public:
   static constexpr size_t kMaxRank = 16;  // ExecuTorch's own tensor rank limit
 
+  // Whether `tensor` is exactly what was bound last time (same memory, dtype, shape, dense
+  // layout). Such a tensor was checked then and needs neither checking nor binding now.
+  bool matches(const Tensor& tensor) const;
+
   // `tensor` must have passed check_tensor for this port.
   Status bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index, const Tensor& tensor,
               ov::ElementType type);
@@ -40,9 +44,9 @@ class TensorBinding {
 
  private:
   static constexpr size_t kUnbound = static_cast<size_t>(-1);
-  bool matches(const Tensor& tensor) const;
 
   const void* data_ = nullptr;
+  ScalarType type_ = ScalarType::Undefined;
   size_t rank_ = kUnbound;
   std::array<int64_t, kMaxRank> dims_{};
   ov::TensorPtr tensor_;

@@ -168,6 +168,28 @@ TEST_F(BackendTest, NonTensorArgumentIsInvalidArgument) {
   expect_still_works();
 }
 
+// The steady-state fast path skips checks for a tensor identical to the last one bound; a tensor
+// over the same memory with another dtype or layout is not identical and must still be refused.
+TEST_F(BackendTest, SameMemoryWithAnotherDtypeOrLayoutIsStillChecked) {
+  expect_still_works();  // binds input 0's memory
+  std::vector<int32_t> sizes = {4, 16};
+  std::vector<uint8_t> dim_order = {0, 1};
+  std::vector<int32_t> strides = {16, 1};
+  executorch::aten::TensorImpl as_int(ScalarType::Int, 2, sizes.data(), inputs_[0]->data(), dim_order.data(),
+                                      strides.data());
+  EValue int_value{executorch::aten::Tensor(&as_int)};
+  EXPECT_EQ(harness_.execute_values({&int_value, outputs_[0]->value()}), Error::InvalidArgument);
+
+  std::vector<int32_t> transposed_sizes = {16, 4};
+  std::vector<uint8_t> transposed_order = {1, 0};
+  std::vector<int32_t> transposed_strides = {1, 16};
+  executorch::aten::TensorImpl transposed(ScalarType::Float, 2, transposed_sizes.data(), inputs_[0]->data(),
+                                          transposed_order.data(), transposed_strides.data());
+  EValue transposed_value{executorch::aten::Tensor(&transposed)};
+  EXPECT_EQ(harness_.execute_values({&transposed_value, outputs_[0]->value()}), Error::InvalidArgument);
+  expect_still_works();
+}
+
 TEST_F(BackendTest, NullHandleIsInvalidHandle) {
   BackendTest::TearDown();
   executorch::runtime::BackendExecutionContext context;
