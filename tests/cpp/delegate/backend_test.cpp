@@ -180,13 +180,14 @@ TEST_F(BackendTest, SameMemoryWithAnotherDtypeOrLayoutIsStillChecked) {
   EValue int_value{executorch::aten::Tensor(&as_int)};
   EXPECT_EQ(harness_.execute_values({&int_value, outputs_[0]->value()}), Error::InvalidArgument);
 
-  std::vector<int32_t> transposed_sizes = {16, 4};
+  std::vector<int32_t> transposed_sizes = {4, 16};  // same shape, column-major
   std::vector<uint8_t> transposed_order = {1, 0};
-  std::vector<int32_t> transposed_strides = {1, 16};
+  std::vector<int32_t> transposed_strides = {1, 4};
   executorch::aten::TensorImpl transposed(ScalarType::Float, 2, transposed_sizes.data(), inputs_[0]->data(),
                                           transposed_order.data(), transposed_strides.data());
   EValue transposed_value{executorch::aten::Tensor(&transposed)};
   EXPECT_EQ(harness_.execute_values({&transposed_value, outputs_[0]->value()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("dim order"), std::string::npos) << last_error();
   expect_still_works();
 }
 
