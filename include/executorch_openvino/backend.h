@@ -20,9 +20,11 @@
 
 // Compile spec keys (set at export time by the Python partitioner).
 //   "device": OpenVINO device to compile for ("CPU", "GPU", "NPU", "AUTO", ...). Default "CPU".
+//   "compress_to_fp16": "1" when the exporter stored the weights as fp16 (informational).
 //   Any key made of upper-case letters, digits and '_' (e.g. "INFERENCE_PRECISION_HINT",
 //   "PERFORMANCE_HINT", "NUM_STREAMS") is passed to OpenVINO's compile_model as a property.
 #define EXECUTORCH_OPENVINO_SPEC_DEVICE "device"
+#define EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 "compress_to_fp16"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,6 +40,19 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_registration_status(void);
 // The full text of the last error the delegate reported on the calling thread (ExecuTorch's log
 // truncates long lines), or "" when there was none. Valid until the thread's next delegate call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_last_error(void);
+
+// Clears the calling thread's last error.
+EXECUTORCH_OPENVINO_API void executorch_openvino_clear_last_error(void);
+
+// The OpenVINO C library (file or folder) to open when OPENVINO_LIB_PATH is unset; the variable,
+// when set, wins. Takes effect at the next load attempt while no runtime is loaded yet. NULL or ""
+// clears it.
+EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const char* path);
+
+// Loads the OpenVINO runtime if needed and describes it, one "key=value" line each: configured
+// (the path in effect), loaded (0/1), library, version, devices (comma-separated), error (when
+// loading failed; may span lines, always last). Valid until the thread's next call.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 
 #ifdef __cplusplus
 }  // extern "C"

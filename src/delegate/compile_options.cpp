@@ -43,6 +43,8 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
     if (key == EXECUTORCH_OPENVINO_SPEC_DEVICE) {
       if (value.empty()) return Failure{FailureKind::kInvalidBlob, "compile spec 'device' is empty"};
       options.device = value;
+    } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16) {
+      continue;  // how the weights were stored at export; nothing to do at run time
     } else if (is_property_key(spec.key)) {
       options.properties.push_back({key, value});
     } else {

@@ -97,21 +97,9 @@ Error register_once() {
   return status;
 }
 
+}  // namespace
+
+// Registers when the library is loaded, as ExecuTorch's own backends do.
 const Error registration_status = register_once();
 
-}  // namespace
 }  // namespace executorch_openvino
-
-extern "C" {
-
-EXECUTORCH_OPENVINO_API const char* executorch_openvino_backend_id(void) { return EXECUTORCH_OPENVINO_BACKEND_ID; }
-
-EXECUTORCH_OPENVINO_API int executorch_openvino_registration_status(void) {
-  return static_cast<int>(executorch_openvino::registration_status);
-}
-
-EXECUTORCH_OPENVINO_API const char* executorch_openvino_last_error(void) {
-  return executorch_openvino::delegate::last_error();
-}
-
-}  // extern "C"

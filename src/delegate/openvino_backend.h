@@ -26,4 +26,7 @@ class __attribute__((visibility("default"))) OpenvinoDelegateBackend final
   void destroy(executorch::runtime::DelegateHandle* handle) const override;
 };
 
+// What registering the backend returned when the library was loaded.
+extern const executorch::runtime::Error registration_status;
+
 }  // namespace executorch_openvino

@@ -96,10 +96,10 @@ Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configure
     if (opened.ok()) return LocatedLibrary{std::move(opened).value(), candidate};
     tried += "  " + to_utf8(candidate) + ": " + opened.failure().message + "\n";
   }
-  std::string source = configured ? std::string(kLibPathVariable) + "=" + to_utf8(*configured)
-                                  : std::string(kLibPathVariable) + " unset, tried the system's search";
+  std::string source = configured ? "from " + to_utf8(*configured)
+                                  : std::string("(") + kLibPathVariable + " unset; tried the system's search)";
   return Failure{FailureKind::kRuntimeUnavailable,
-                 "cannot load the OpenVINO C library (" + source + "). Tried:\n" + tried + fix_hint()};
+                 "cannot load the OpenVINO C library " + source + ". Tried:\n" + tried + fix_hint()};
 }
 
 }  // namespace executorch_openvino::loader

@@ -38,6 +38,7 @@ struct InstanceState {
   std::optional<std::filesystem::path> configured;
   Runtime* runtime = nullptr;  // never deleted: see instance()
   std::optional<Failure> failure;
+  std::optional<std::filesystem::path> default_path;
 };
 
 InstanceState& instance_state() {
@@ -78,12 +79,25 @@ Outcome<std::unique_ptr<Runtime>> Runtime::load(const std::optional<std::filesys
   return runtime;
 }
 
+void Runtime::set_default_path(const std::filesystem::path& path) {
+  InstanceState& state = instance_state();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.default_path = path.empty() ? std::nullopt : std::optional<std::filesystem::path>(path);
+}
+
+std::optional<std::filesystem::path> Runtime::configured_path() {
+  if (auto from_environment = loader::read_environment_path(loader::kLibPathVariable)) return from_environment;
+  InstanceState& state = instance_state();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  return state.default_path;
+}
+
 Outcome<Runtime*> Runtime::instance() {
   InstanceState& state = instance_state();
+  std::optional<std::filesystem::path> configured = configured_path();
   std::lock_guard<std::mutex> lock(state.mutex);
   if (state.runtime != nullptr) return state.runtime;
 
-  std::optional<std::filesystem::path> configured = loader::read_environment_path(loader::kLibPathVariable);
   if (state.attempted && state.configured == configured) return *state.failure;
 
   state.attempted = true;

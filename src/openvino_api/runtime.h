@@ -25,6 +25,14 @@ class Runtime {
   // a changed value is tried anew. The runtime is never unloaded (see runtime.cpp).
   static Outcome<Runtime*> instance();
 
+  // The path to use when OPENVINO_LIB_PATH is unset (the Python package hands over the runtime it
+  // found in site-packages). The variable, when set, still wins. Empty clears it.
+  static void set_default_path(const std::filesystem::path& path);
+
+  // What instance() would load from now: OPENVINO_LIB_PATH, else the default path, else nullopt
+  // (the system's search for the bare name).
+  static std::optional<std::filesystem::path> configured_path();
+
   // Loads a runtime from `configured` (OPENVINO_LIB_PATH's meaning; nullopt: the system's search).
   // Used by instance(), and by tests that load stand-in libraries they may unload again.
   static Outcome<std::unique_ptr<Runtime>> load(const std::optional<std::filesystem::path>& configured);
