@@ -1,0 +1,44 @@
+"""Putting the delegate's own message into the exceptions ExecuTorch's Python runtime raises.
+
+ExecuTorch reports a failed load or execute as an error code; the delegate's explanation (which
+path it tried, which input was wrong) goes to the log. On import, the package wraps
+`executorch.runtime.Program.load_method` and `Method.execute` so the exception carries it too.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import library
+
+
+class DelegateError(RuntimeError):
+    """A failure in ExecuTorch's runtime that the OpenVINO delegate explained."""
+
+
+def _explained(call):
+    @functools.wraps(call)
+    def wrapper(*args, **kwargs):
+        loaded = library.loaded()
+        if loaded is not None:
+            loaded.clear_last_error()
+        try:
+            return call(*args, **kwargs)
+        except RuntimeError as error:
+            detail = loaded.last_error() if loaded is not None else library.load_error()
+            if not detail:
+                raise
+            raise DelegateError(f"{error}\n{detail}") from error
+
+    wrapper._executorch_openvino_wrapped = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def install() -> None:
+    """Wraps ExecuTorch's Program.load_method and Method.execute once per process."""
+    from executorch import runtime
+
+    for cls, name in ((runtime.Program, "load_method"), (runtime.Method, "execute")):
+        current = getattr(cls, name)
+        if not getattr(current, "_executorch_openvino_wrapped", False):
+            setattr(cls, name, _explained(current))

@@ -1,0 +1,143 @@
+"""Loading libexecutorch_openvino into the process, so that ExecuTorch's Python runtime
+(`executorch.runtime`) can run programs lowered to the delegate.
+
+The library registers its backend when it is loaded. It must join the backend registry of
+ExecuTorch's shared runtime (`libexecutorch.so`), the one the Python bindings use, so ExecuTorch's
+runtime module is imported first and the library is then opened with a plain `ctypes.CDLL`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from . import openvino_runtime
+from .backend_id import BACKEND_ID
+
+logger = logging.getLogger(__name__)
+
+LIBRARY_VARIABLE = "EXECUTORCH_OPENVINO_LIBRARY"
+_LIBRARY_NAME = "executorch_openvino.dll" if sys.platform == "win32" else "libexecutorch_openvino.so"
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@dataclass
+class LoadedLibrary:
+    path: Path
+    handle: ctypes.CDLL
+
+    def _text(self, function: str) -> str:
+        fn = getattr(self.handle, function)
+        fn.restype = ctypes.c_char_p
+        value = fn()
+        return value.decode("utf-8", "replace") if value else ""
+
+    def backend_id(self) -> str:
+        return self._text("executorch_openvino_backend_id")
+
+    def last_error(self) -> str:
+        return self._text("executorch_openvino_last_error")
+
+    def clear_last_error(self) -> None:
+        self.handle.executorch_openvino_clear_last_error()
+
+    def registration_status(self) -> int:
+        return int(self.handle.executorch_openvino_registration_status())
+
+    def set_default_runtime_path(self, path: Optional[str]) -> None:
+        self.handle.executorch_openvino_set_default_runtime_path(ctypes.c_char_p((path or "").encode()))
+
+    def describe_runtime(self) -> dict:
+        """Loads the OpenVINO runtime if needed; returns configured, loaded, library, version,
+        devices and error (see executorch_openvino_describe_runtime)."""
+        text = self._text("executorch_openvino_describe_runtime")
+        result: dict = {}
+        lines = text.split("\n")
+        for i, line in enumerate(lines):
+            key, _, value = line.partition("=")
+            if key == "error":  # always last, may span lines
+                result["error"] = "\n".join([value] + lines[i + 1 :]).strip()
+                break
+            if key:
+                result[key] = value
+        return result
+
+
+_lock = threading.Lock()
+_loaded: Optional[LoadedLibrary] = None
+_load_error: Optional[str] = None
+
+
+def candidate_paths() -> list[Path]:
+    """Where the library may be, in order: EXECUTORCH_OPENVINO_LIBRARY; the installed package's
+    lib/ folder (the wheel's layout); the build folder of a source checkout."""
+    candidates = []
+    if os.environ.get(LIBRARY_VARIABLE):
+        candidates.append(Path(os.environ[LIBRARY_VARIABLE]))
+    candidates.append(_PACKAGE_DIR / "lib" / _LIBRARY_NAME)
+    candidates.append(_PACKAGE_DIR.parents[1] / "build" / _LIBRARY_NAME)
+    return candidates
+
+
+def _configure_openvino(library: LoadedLibrary) -> None:
+    """Hands the pip-installed OpenVINO runtime's full path to the library, unless the user chose
+    one with OPENVINO_LIB_PATH."""
+    if openvino_runtime.user_configured_path() is not None:
+        return
+    # ExecuTorch's bindings put the first libopenvino_c.so* they found into the variable; ours is
+    # the highest-versioned one of the same package, handed over directly instead.
+    if os.environ.get(openvino_runtime.LIB_PATH_VARIABLE):
+        del os.environ[openvino_runtime.LIB_PATH_VARIABLE]
+    found = openvino_runtime.find_pip_runtime()
+    if found is not None:
+        library.set_default_runtime_path(str(found))
+
+
+def load() -> Optional[LoadedLibrary]:
+    """Loads the library once per process (thread-safe) and returns it, or None when it cannot be
+    found or registered; `load_error()` then says why."""
+    global _loaded, _load_error
+    with _lock:
+        if _loaded is not None or _load_error is not None:
+            return _loaded
+        import executorch.runtime  # noqa: F401  (loads libexecutorch.so and its registry first)
+
+        tried = []
+        for path in candidate_paths():
+            if not path.is_file():
+                tried.append(f"{path}: no such file")
+                continue
+            try:
+                handle = ctypes.CDLL(str(path))
+            except OSError as error:
+                tried.append(f"{path}: {error}")
+                continue
+            library = LoadedLibrary(path, handle)
+            status = library.registration_status()
+            if status != 0 or library.backend_id() != BACKEND_ID:
+                tried.append(f"{path}: registering backend {library.backend_id()} failed (error {status:#x})")
+                continue
+            _configure_openvino(library)
+            _loaded = library
+            return _loaded
+        _load_error = (
+            f"cannot load {_LIBRARY_NAME}; tried:\n  " + "\n  ".join(tried) + "\n"
+            f"Fix: build it (make build) or install the executorch-openvino wheel, or set {LIBRARY_VARIABLE} "
+            "to its path."
+        )
+        logger.warning("executorch_openvino: %s", _load_error)
+        return None
+
+
+def load_error() -> Optional[str]:
+    return _load_error
+
+
+def loaded() -> Optional[LoadedLibrary]:
+    return _loaded

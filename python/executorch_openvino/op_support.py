@@ -1,0 +1,153 @@
+"""Which graph nodes the delegate takes, decided node by node.
+
+A node is taken when OpenVINO's PyTorch frontend converts it, alone, with its real input and output
+dtypes and shapes (each distinct signature is converted once and remembered), every tensor it
+reads or makes has a dtype the delegate exchanges, and the user did not exclude it. Every refusal
+is logged with its reason through this module's logger.
+"""
+
+from __future__ import annotations
+
+import logging
+import operator
+from typing import Dict, Iterable, Optional, Set, Union
+
+import torch
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from . import ir_conversion
+
+logger = logging.getLogger(__name__)
+
+OpSpec = Union[str, torch._ops.OpOverload, torch._ops.OpOverloadPacket]
+
+
+def op_name(target) -> str:
+    """A node target's name, e.g. "aten.convolution.default" (edge and ATen ops alike)."""
+    overload = getattr(target, "_op", target)  # an edge-dialect op wraps its ATen OpOverload
+    if isinstance(overload, torch._ops.OpOverload):
+        name = overload.name().replace("::", ".")  # "aten.add.Tensor", or "aten.relu" for .default
+        return name if name.count(".") >= 2 else f"{name}.default"
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return target._qualified_op_name.replace("::", ".")
+    return getattr(target, "__name__", str(target))
+
+
+def _normalise(spec: OpSpec) -> str:
+    if isinstance(spec, str):
+        return spec.replace("::", ".").removeprefix("torch.ops.")
+    return op_name(spec)
+
+
+def _matches(name: str, specs: Set[str]) -> bool:
+    # "aten.add" names every overload of add; "aten.add.Tensor" one of them.
+    return name in specs or name.rsplit(".", 1)[0] in specs
+
+
+def _tensors(value) -> list:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+class NodeSupport(OperatorSupportBase):
+    """torch.fx operator support for CapabilityBasedPartitioner."""
+
+    def __init__(self, skip_ops: Iterable[OpSpec] = (), skip_nodes: Iterable[str] = ()) -> None:
+        self.skip_ops = {_normalise(spec) for spec in skip_ops}
+        self.skip_nodes = set(skip_nodes)
+        self._verdicts: Dict[tuple, Optional[str]] = {}
+        self.refusals: Dict[str, str] = {}  # node name -> reason, for reports and tests
+
+    def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
+        reason = self.reason_to_refuse(node)
+        if reason is not None and node.name not in self.refusals:
+            self.refusals[node.name] = reason
+            logger.info("not delegating %s (%s): %s", node.name, op_name(node.target), reason)
+        return reason is None
+
+    def reason_to_refuse(self, node: torch.fx.Node) -> Optional[str]:
+        if node.op != "call_function":
+            return "not a call"
+        if node.name in self.skip_nodes:
+            return "excluded by skip_nodes"
+        if node.target is operator.getitem:
+            # Taken with the node it reads from, never on its own.
+            source = node.args[0]
+            return None if isinstance(source, torch.fx.Node) and self.reason_to_refuse(source) is None else "reads a node that is not delegated"
+        name = op_name(node.target)
+        if _matches(name, self.skip_ops):
+            return "excluded by skip_ops"
+        for value in [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]:
+            for tensor in _tensors(value):
+                if tensor.dtype not in ir_conversion.SUPPORTED_DTYPES:
+                    return f"dtype {tensor.dtype} is not exchanged with OpenVINO"
+                if any(not isinstance(d, int) for d in tensor.shape):
+                    return "dynamic shapes are not supported yet"
+        outputs = _tensors(node.meta.get("val"))
+        if not outputs:
+            return "produces no tensor"
+        if any(not isinstance(a.meta.get("val"), torch.Tensor) for a in node.all_input_nodes):
+            return "reads a value that is not a tensor"
+        return self._frontend_verdict(node)
+
+    def _frontend_verdict(self, node: torch.fx.Node) -> Optional[str]:
+        key = self._signature(node)
+        if key not in self._verdicts:
+            try:
+                ir_conversion.convert(_single_node_graph(node))
+                self._verdicts[key] = None
+            except ir_conversion.ConversionError as error:
+                self._verdicts[key] = f"OpenVINO's frontend cannot convert it: {error}"
+        return self._verdicts[key]
+
+    @staticmethod
+    def _signature(node: torch.fx.Node) -> tuple:
+        def describe(value):
+            if isinstance(value, torch.fx.Node):
+                tensor = value.meta.get("val")
+                return ("tensor", tensor.dtype, tuple(tensor.shape)) if isinstance(tensor, torch.Tensor) else ("?",)
+            if isinstance(value, (list, tuple)):
+                return tuple(describe(v) for v in value)
+            return repr(value)
+
+        return (op_name(node.target), describe(node.args), describe(tuple(sorted(node.kwargs.items()))))
+
+
+def _single_node_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
+    """A graph holding only `node`, its tensor inputs as placeholders and the tensor outputs the
+    original graph uses."""
+    graph = torch.fx.Graph()
+    placeholders: Dict[torch.fx.Node, torch.fx.Node] = {}
+
+    def placeholder_for(value):
+        if not isinstance(value, torch.fx.Node):
+            return value
+        if value not in placeholders:
+            placeholders[value] = graph.placeholder(f"in_{len(placeholders)}")
+            placeholders[value].meta["val"] = value.meta["val"]
+        return placeholders[value]
+
+    args = torch.fx.node.map_aggregate(node.args, placeholder_for)
+    kwargs = torch.fx.node.map_aggregate(node.kwargs, placeholder_for)
+    copy = graph.call_function(node.target, args, kwargs)
+    copy.meta["val"] = node.meta["val"]
+    value = node.meta["val"]
+    if isinstance(value, (list, tuple)):
+        # Only the elements the graph reads: ops such as batch norm have outputs the frontend
+        # does not produce (saved statistics) and that inference graphs never use.
+        used = {user.args[1] for user in node.users if user.target is operator.getitem}
+        if any(user.target is not operator.getitem for user in node.users):
+            used = set(range(len(value)))
+        outputs = []
+        for i, item in enumerate(value):
+            if i in used and isinstance(item, torch.Tensor):
+                item_node = graph.call_function(operator.getitem, (copy, i))
+                item_node.meta["val"] = item
+                outputs.append(item_node)
+        graph.output(tuple(outputs))
+    else:
+        graph.output(copy)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)

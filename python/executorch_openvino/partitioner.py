@@ -1,0 +1,67 @@
+"""OpenvinoPartitioner: tags the nodes the delegate takes, for `to_edge_transform_and_lower`."""
+
+from __future__ import annotations
+
+import logging
+import operator
+from typing import Any, Iterable, Mapping, Optional
+
+from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
+from executorch.exir.backend.utils import tag_constant_data
+from torch.export import ExportedProgram
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+
+from . import compile_specs
+from .backend_id import BACKEND_ID
+from .op_support import NodeSupport, OpSpec
+from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
+
+logger = logging.getLogger(__name__)
+
+
+class OpenvinoPartitioner(Partitioner):
+    """Delegates every node OpenVINO's PyTorch frontend supports to executorch_openvino.
+
+    device:          the OpenVINO device the program is compiled for at load time ("CPU", "GPU",
+                     "NPU", "AUTO", ...).
+    compile_options: OpenVINO properties for compile_model (e.g. {"PERFORMANCE_HINT": "LATENCY"});
+                     on CPU, INFERENCE_PRECISION_HINT defaults to "f32" so results match eager fp32.
+                     compress_to_fp16=True stores the weights as fp16 (off by default).
+    skip_ops:        operators never delegated: "aten.add.Tensor", "aten.add" (every overload), or
+                     torch.ops.aten.add.Tensor.
+    skip_nodes:      names of graph nodes never delegated.
+    """
+
+    def __init__(
+        self,
+        device: str = "CPU",
+        *,
+        compile_options: Optional[Mapping[str, Any]] = None,
+        skip_ops: Iterable[OpSpec] = (),
+        skip_nodes: Iterable[str] = (),
+    ) -> None:
+        self.options = compile_specs.export_options(device, compile_options)
+        self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
+        self.skip_ops = tuple(skip_ops)
+        self.skip_nodes = tuple(skip_nodes)
+        self.last_support: Optional[NodeSupport] = None
+
+    def partition(self, exported_program: ExportedProgram) -> PartitionResult:
+        support = NodeSupport(self.skip_ops, self.skip_nodes)
+        partitions = CapabilityBasedPartitioner(
+            exported_program.graph_module, support, allows_single_node_partition=True
+        ).propose_partitions()
+
+        tags = {}
+        for partition in partitions:
+            # A partition of nothing but getitem nodes has no work to delegate.
+            if all(node.target is operator.getitem for node in partition.nodes):
+                continue
+            tag = f"executorch_openvino_{partition.id}"
+            for node in partition.nodes:
+                node.meta["delegation_tag"] = tag
+            tags[tag] = self.delegation_spec
+        tag_constant_data(exported_program)
+        self.last_support = support
+        logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(tags), len(support.refusals))
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
