@@ -50,7 +50,8 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_clear_last_error(void);
 EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const char* path);
 
 // Loads the OpenVINO runtime if needed and describes it, one "key=value" line each: configured
-// (the path in effect), loaded (0/1), library, version, devices (comma-separated), error (when
+// (the path in effect), loaded (0/1), library, version, devices (comma-separated), cores_created
+// (OpenVINO cores made so far: one per process once anything was compiled), error (when
 // loading failed; may span lines, always last). Valid until the thread's next call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 

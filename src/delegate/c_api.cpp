@@ -59,6 +59,7 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void) {
     for (const std::string& device : devices.value()) listed += (listed.empty() ? "" : ",") + device;
   }
   text += "devices=" + listed + "\n";
+  text += "cores_created=" + std::to_string(runtime.value()->cores_created()) + "\n";
   if (!devices.ok()) text += "error=" + devices.failure().message + "\n";
   return text.c_str();
 }

@@ -94,7 +94,11 @@ Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configure
   for (const fs::path& candidate : candidates) {
     Outcome<DynamicLibrary> opened = DynamicLibrary::open(candidate);
     if (opened.ok()) return LocatedLibrary{std::move(opened).value(), candidate};
-    tried += "  " + to_utf8(candidate) + ": " + opened.failure().message + "\n";
+    // dlerror() often starts with the path itself; say it once.
+    const std::string where = to_utf8(candidate);
+    std::string reason = opened.failure().message;
+    if (reason.compare(0, where.size() + 2, where + ": ") == 0) reason.erase(0, where.size() + 2);
+    tried += "  " + where + ": " + reason + "\n";
   }
   std::string source = configured ? "from " + to_utf8(*configured)
                                   : std::string("(") + kLibPathVariable + " unset; tried the system's search)";

@@ -173,8 +173,14 @@ Outcome<ov_core*> Runtime::core() {
       core_ = nullptr;
       return failure(status, "creating the OpenVINO core");
     }
+    ++cores_created_;
   }
   return core_;
+}
+
+int Runtime::cores_created() const {
+  std::lock_guard<std::mutex> lock(core_mutex_);
+  return cores_created_;
 }
 
 Outcome<std::vector<std::string>> Runtime::available_devices() {

@@ -49,6 +49,8 @@ class Runtime {
 
   // The core shared by every compiled model, created on first call.
   Outcome<ov_core*> core();
+  // How many cores this runtime has created (one, once anything was compiled): for diagnostics.
+  int cores_created() const;
 
   // Devices the core reports (e.g. "CPU", "GPU.0"), queried once.
   Outcome<std::vector<std::string>> available_devices();
@@ -69,8 +71,9 @@ class Runtime {
   RuntimeVersion version_;
   std::optional<ElementCodes> codes_;  // set by check_version()
 
-  std::mutex core_mutex_;
+  mutable std::mutex core_mutex_;
   ov_core* core_ = nullptr;
+  int cores_created_ = 0;
   std::optional<std::vector<std::string>> devices_;
 };
 
