@@ -1,58 +1,118 @@
-"""`make demo`: runs models through the delegate library and compares them with NumPy and with
-native OpenVINO.
+"""`make demo`: a PyTorch model through the whole path, and how it compares.
 
-Today the models are OpenVINO IR built in Python and packed into the delegate's container; the
-path from a PyTorch model (torch.export, to_edge_transform_and_lower, a .pte, executorch.runtime)
-arrives with the Python partitioner.
-
-Steps: checks that the library registers into ExecuTorch's registry from Python, then runs the
-per-call overhead benchmark for a short budget: it loads the delegate through ExecuTorch's
-BackendInterface, checks its outputs against NumPy references and native OpenVINO, and times both.
+Exports a ResNet-18 (random weights, 224x224), lowers it to executorch_openvino with
+`to_edge_transform_and_lower`, saves the .pte, runs it with `executorch.runtime`, and prints the
+fraction of operators delegated, the largest difference from eager PyTorch, and the median latency
+next to native OpenVINO running the same IR (same properties, one infer request, input set once).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import subprocess
+import statistics
 import sys
+import time
 from pathlib import Path
+
+import warnings
+
+import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "examples"))
 
-import executorch_openvino  # noqa: E402
+import executorch_openvino  # noqa: E402  (loads the delegate library)
+from executorch.exir import to_edge_transform_and_lower  # noqa: E402
+from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
+from executorch.runtime import Runtime  # noqa: E402
+from executorch_openvino import compile_specs  # noqa: E402
+from executorch_openvino.blob import parse_blob  # noqa: E402
+from models import resnet18  # noqa: E402
+
+RUNS = int(os.environ.get("DEMO_RUNS", "30"))
+warnings.filterwarnings("ignore", category=FutureWarning)  # raised inside torch.export
 
 
-def registry_check(library: Path) -> None:
-    from executorch.runtime import Runtime
+def operator_counts(lowered_program):
+    """(operators inside our delegate, operators left on ExecuTorch's kernels, our lowered modules)."""
+    graph_module = lowered_program.exported_program().graph_module
+    modules = [m for _, m in graph_module.named_children()
+               if isinstance(m, LoweredBackendModule) and m.backend_id == executorch_openvino.BACKEND_ID]
+    inside = sum(1 for m in modules for n in m.original_module.graph.nodes
+                 if n.op == "call_function" and n.target.__name__ != "getitem")
+    outside = sum(1 for n in graph_module.graph.nodes if n.op == "call_function"
+                  and n.target.__name__ not in ("getitem", "executorch_call_delegate"))
+    return inside, outside, modules
 
-    registry = Runtime.get().backend_registry
-    before = list(registry.registered_backend_names)
-    ctypes.CDLL(str(library))
-    after = list(registry.registered_backend_names)
-    added = [name for name in after if name not in before]
-    print(f"library:   {library}")
-    print(f"registry:  {', '.join(before)} + {', '.join(added)}")
-    if added != [executorch_openvino.BACKEND_ID]:
-        raise SystemExit(f"expected {executorch_openvino.BACKEND_ID} to be registered, got {added}")
-    available = registry.is_available(executorch_openvino.BACKEND_ID)
-    print(f"available: {available} (OpenVINO runtime from OPENVINO_LIB_PATH={os.environ.get('OPENVINO_LIB_PATH')})")
+
+def median_ms(run, runs=RUNS):
+    run()  # warm-up
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def native_openvino(module: LoweredBackendModule, image: torch.Tensor):
+    """The same IR compiled by OpenVINO directly with the same properties; returns a callable."""
+    import numpy as np
+    import openvino as ov
+
+    blob = parse_blob(module.processed_bytes)
+    options = compile_specs.from_compile_specs(module.compile_specs)
+    core = ov.Core()
+    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
+    request = core.compile_model(model, options.device, options.properties).create_infer_request()
+    request.set_input_tensor(ov.Tensor(image.numpy()))
+    return request.infer
 
 
 def main() -> int:
     build = Path(os.environ.get("EXECUTORCH_OPENVINO_BUILD", REPO / "build"))
+    found = executorch_openvino.info()
     print("== executorch_openvino demo ==")
-    registry_check(build / "libexecutorch_openvino.so")
+    print(f"library:  {found.library_path} (backend {found.backend_id}, registered: {found.backend_registered})")
+    print(f"OpenVINO: {found.openvino_version} at {found.openvino_runtime_path}, devices {', '.join(found.devices)}")
+    print(f"ExecuTorch {found.executorch_version}, torch {torch.__version__}")
+    if found.openvino_error:
+        print(found.openvino_error)
+        return 1
 
-    models = build / "bench_models"
-    subprocess.run([sys.executable, str(REPO / "bench" / "make_bench_models.py"), str(models)], check=True)
-    print("\n== running the models: delegate vs NumPy reference vs native OpenVINO ==")
-    result = subprocess.run(
-        [str(build / "bench" / "bench_delegate_overhead"), "--cases", str(models), "--seconds", "8"]
+    model, (image,) = resnet18()
+    parameters = sum(p.numel() for p in model.parameters()) / 1e6
+    print(f"\nmodel: ResNet-18, {parameters:.1f} M parameters (random weights), input {tuple(image.shape)}")
+
+    start = time.perf_counter()
+    lowered = to_edge_transform_and_lower(
+        torch.export.export(model, (image,)), partitioner=[executorch_openvino.OpenvinoPartitioner()]
     )
-    print("\nNext: PyTorch models lowered with executorch_openvino's partitioner (torch.export -> .pte).")
-    return result.returncode
+    pte = lowered.to_executorch().buffer
+    path = build / "demo" / "resnet18.pte"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pte)
+    print(f"export + lower + save: {time.perf_counter() - start:.1f} s -> {path} ({len(pte) / 1e6:.1f} MB)")
+
+    inside, outside, modules = operator_counts(lowered)
+    print(f"delegated: {inside} of {inside + outside} operators ({100 * inside / (inside + outside):.0f} %) "
+          f"in {len(modules)} partition(s)")
+
+    method = Runtime.get().load_program(path).load_method("forward")
+    ours = method.execute([image])[0]
+    with torch.no_grad():
+        eager = model(image)
+    difference = (ours - eager).abs().max().item()
+    scale = eager.abs().max().item()
+    print(f"parity with eager PyTorch: max |difference| {difference:.2e} (output scale {scale:.2f}, "
+          f"relative {difference / max(scale, 1.0):.1e})")
+
+    ours_ms = median_ms(lambda: method.execute([image]))
+    native_ms = median_ms(native_openvino(modules[0], image)) if len(modules) == 1 else float("nan")
+    print(f"median latency over {RUNS} runs: executorch_openvino {ours_ms:.2f} ms (executorch.runtime from Python), "
+          f"native OpenVINO {native_ms:.2f} ms, ratio {ours_ms / native_ms:.3f}x")
+    return 0
 
 
 if __name__ == "__main__":
