@@ -43,12 +43,50 @@ def _ov_type(dtype: torch.dtype):
     }[dtype]
 
 
+# ExecuTorch's edge dialect expresses copies with an explicit dim order; OpenVINO's frontend knows
+# only the ATen ops they stand for. With the default (contiguous) dim order they are the same.
+_DIM_ORDER_OPS = {
+    "dim_order_ops._clone_dim_order.default": torch.ops.aten.clone.default,
+    "dim_order_ops._to_dim_order_copy.default": torch.ops.aten._to_copy.default,
+}
+
+DIM_ORDER_OP_NAMES = frozenset(_DIM_ORDER_OPS)
+
+
+def dim_order_op_replacement(node: torch.fx.Node):
+    """The ATen op that computes the same as this dim-order copy, or None when the node is not
+    one or asks for a non-contiguous dim order (which OpenVINO's dense tensors cannot express)."""
+    from .op_support import op_name
+
+    replacement = _DIM_ORDER_OPS.get(op_name(node.target)) if node.op == "call_function" else None
+    if replacement is None:
+        return None
+    dim_order = node.kwargs.get("dim_order")
+    value = node.meta.get("val")
+    rank = value.dim() if isinstance(value, torch.Tensor) else None
+    if dim_order not in (None, []) and list(dim_order) != list(range(rank if rank is not None else -1)):
+        return None
+    return replacement
+
+
+def revert_dim_order_ops(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Rewrites contiguous dim-order copies into their ATen ops, in place."""
+    for node in graph_module.graph.nodes:
+        replacement = dim_order_op_replacement(node)
+        if replacement is not None:
+            node.target = replacement
+            node.kwargs = {k: v for k, v in node.kwargs.items() if k != "dim_order"}
+    graph_module.recompile()
+    return graph_module
+
+
 def _summary(text: str) -> str:
-    """The informative line of a frontend error (its first lines are a source location)."""
+    """The informative part of a frontend error (its first lines are a source location)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        if line.startswith("-- Conversion is failed for:"):
-            return line[3:]
+    if "Summary:" in lines:
+        details = [line[3:] for line in lines[lines.index("Summary:") + 1 :] if line.startswith("-- ")]
+        if details:
+            return "; ".join(details)[:300]
     for line in lines:
         if not line.startswith(("Check '", "FrontEnd API failed")):
             return line[:300]
@@ -57,10 +95,12 @@ def _summary(text: str) -> str:
 
 def convert(graph_module: torch.fx.GraphModule):
     """Converts a functional FX graph (placeholders carrying meta["val"] fake tensors) to an
-    ov.Model whose parameters have the placeholders' dtypes and static shapes."""
+    ov.Model whose parameters have the placeholders' dtypes and static shapes. Contiguous
+    dim-order copies in the graph are first rewritten into their ATen ops."""
     import openvino as ov
     from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
+    revert_dim_order_ops(graph_module)
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     try:
         decoder = TorchFXPythonDecoder(graph_module)

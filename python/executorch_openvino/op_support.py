@@ -24,7 +24,9 @@ OpSpec = Union[str, torch._ops.OpOverload, torch._ops.OpOverloadPacket]
 
 def op_name(target) -> str:
     """A node target's name, e.g. "aten.convolution.default" (edge and ATen ops alike)."""
-    overload = getattr(target, "_op", target)  # an edge-dialect op wraps its ATen OpOverload
+    # An edge-dialect op wraps its ATen OpOverload in `_op` (an ATen OpOverload's own `_op` is its
+    # C++ function, so it is taken as is).
+    overload = target if isinstance(target, torch._ops.OpOverload) else getattr(target, "_op", target)
     if isinstance(overload, torch._ops.OpOverload):
         name = overload.name().replace("::", ".")  # "aten.add.Tensor", or "aten.relu" for .default
         return name if name.count(".") >= 2 else f"{name}.default"
@@ -63,7 +65,7 @@ class NodeSupport(OperatorSupportBase):
 
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         reason = self.reason_to_refuse(node)
-        if reason is not None and node.name not in self.refusals:
+        if reason is not None and node.op == "call_function" and node.name not in self.refusals:
             self.refusals[node.name] = reason
             logger.info("not delegating %s (%s): %s", node.name, op_name(node.target), reason)
         return reason is None
@@ -80,6 +82,8 @@ class NodeSupport(OperatorSupportBase):
         name = op_name(node.target)
         if _matches(name, self.skip_ops):
             return "excluded by skip_ops"
+        if name in ir_conversion.DIM_ORDER_OP_NAMES and ir_conversion.dim_order_op_replacement(node) is None:
+            return "a copy into a non-contiguous dim order, which OpenVINO's dense tensors cannot express"
         for value in [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]:
             for tensor in _tensors(value):
                 if tensor.dtype not in ir_conversion.SUPPORTED_DTYPES:

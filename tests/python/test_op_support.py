@@ -1,0 +1,153 @@
+"""op_support: operator names, skip_ops / skip_nodes matching, and the dtype refusal."""
+
+from __future__ import annotations
+
+import operator
+
+import pytest
+import torch
+from torch import nn
+
+import executorch_openvino
+from executorch.exir import to_edge
+from executorch.exir.dialects._ops import ops as exir_ops
+from executorch_openvino.op_support import NodeSupport, op_name
+from test_lowering_zoo import assert_matches, eager, lower
+
+
+
+# ---------------------------------------------------------------------------------------------
+# op_name
+
+
+@pytest.mark.parametrize(
+    "target, name",
+    [
+        pytest.param(exir_ops.edge.aten.add.Tensor, "aten.add.Tensor", id="edge_overload"),
+        pytest.param(exir_ops.edge.aten.relu.default, "aten.relu.default", id="edge_default"),
+        pytest.param(exir_ops.edge.dim_order_ops._clone_dim_order.default, "dim_order_ops._clone_dim_order.default",
+                     id="edge_other_namespace"),
+        pytest.param(torch.ops.aten.relu, "aten.relu", id="aten_packet"),
+        pytest.param(operator.getitem, "getitem", id="python_function"),
+        pytest.param(torch.ops.aten.add.Tensor, "aten.add.Tensor", id="aten_overload"),
+        pytest.param(torch.ops.aten.relu.default, "aten.relu.default", id="aten_default"),
+    ],
+)
+def test_op_name(target, name):
+    assert op_name(target) == name
+
+
+# ---------------------------------------------------------------------------------------------
+# skip_ops / skip_nodes matching, on an edge graph with two overloads of add and an addmm
+
+
+class _Adds(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        a = torch.ops.aten.add.Scalar(x, 2.0)
+        b = torch.ops.aten.add.Tensor(a, y)
+        return self.fc(b).relu()
+
+
+@pytest.fixture(scope="module")
+def adds_graph() -> torch.fx.Graph:
+    torch.manual_seed(0)
+    exported = torch.export.export(_Adds().eval(), (torch.randn(2, 8), torch.randn(2, 8)))
+    return to_edge(exported).exported_program().graph
+
+
+def _refused(graph: torch.fx.Graph, **skips) -> dict:
+    support = NodeSupport(**skips)
+    return {
+        op_name(n.target): support.reason_to_refuse(n)
+        for n in graph.nodes
+        if n.op == "call_function" and support.reason_to_refuse(n) is not None
+    }
+
+
+def test_graph_has_the_ops_the_matching_tests_need(adds_graph):
+    names = {op_name(n.target) for n in adds_graph.nodes if n.op == "call_function"}
+    assert {"aten.add.Scalar", "aten.add.Tensor", "aten.addmm.default", "aten.relu.default"} <= names
+    assert _refused(adds_graph) == {}, "every op of this graph is supported"
+
+
+@pytest.mark.parametrize(
+    "spec, refused",
+    [
+        pytest.param("aten.add", {"aten.add.Scalar", "aten.add.Tensor"}, id="packet_name_every_overload"),
+        pytest.param("aten.add.Scalar", {"aten.add.Scalar"}, id="one_overload"),
+        pytest.param("aten::add.Tensor", {"aten.add.Tensor"}, id="double_colon"),
+        pytest.param("torch.ops.aten.add.Tensor", {"aten.add.Tensor"}, id="torch_ops_string"),
+        pytest.param(torch.ops.aten.add, {"aten.add.Scalar", "aten.add.Tensor"}, id="packet_object"),
+        pytest.param(exir_ops.edge.aten.add.Tensor, {"aten.add.Tensor"}, id="edge_overload_object"),
+        pytest.param("aten.relu", {"aten.relu.default"}, id="default_overload_by_packet_name"),
+        pytest.param("aten.ad", set(), id="no_prefix_match"),
+        pytest.param("aten", set(), id="namespace_alone_matches_nothing"),
+        pytest.param(torch.ops.aten.add.Tensor, {"aten.add.Tensor"}, id="aten_overload_object"),
+    ],
+)
+def test_skip_ops_matching(adds_graph, spec, refused):
+    reasons = _refused(adds_graph, skip_ops=[spec])
+    assert set(reasons) == refused
+    assert set(reasons.values()) <= {"excluded by skip_ops"}
+
+
+def test_skip_nodes_matches_node_names_only(adds_graph):
+    add_tensor = next(n for n in adds_graph.nodes if n.op == "call_function" and op_name(n.target) == "aten.add.Tensor")
+    assert _refused(adds_graph, skip_nodes=[add_tensor.name]) == {"aten.add.Tensor": "excluded by skip_nodes"}
+    assert _refused(adds_graph, skip_nodes=["aten.add.Tensor"]) == {}, "an op name is not a node name"
+
+
+def test_skip_ops_lowered_program_runs_across_both_runtimes(tmp_path):
+    torch.manual_seed(0)
+    model, inputs = _Adds().eval(), (torch.randn(2, 8), torch.randn(2, 8))
+    lowered = lower(model, inputs, tmp_path, skip_ops=["aten.add"])
+    assert sorted(lowered.outside_ops) == ["aten.add.Scalar", "aten.add.Tensor"]
+    assert lowered.backend_ids == [executorch_openvino.BACKEND_ID]
+    assert_matches(lowered.run(inputs), eager(model, inputs))
+
+
+# ---------------------------------------------------------------------------------------------
+# float64 is never exchanged with OpenVINO (its CPU plugin would compute it in f32)
+
+
+class _Float64(nn.Module):
+    def forward(self, x):
+        # Ops ExecuTorch's kernels compute exactly in float64 (its sum is not: see the report).
+        return torch.relu(x * 2.0 + 1.0) * x
+
+
+class _MixedFloat64(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.fc(x)
+        z = torch.maximum(y.double(), torch.zeros((), dtype=torch.float64)) * 3.0
+        return torch.relu(z.float()) + y
+
+
+def test_float64_model_is_not_delegated_and_runs_on_executorch(tmp_path):
+    model, inputs = _Float64(), (torch.randn(3, 5, dtype=torch.float64),)
+    lowered = lower(model, inputs, tmp_path)
+    assert lowered.backend_ids == []
+    assert lowered.outside_ops and lowered.refusals
+    assert all("float64" in why for why in lowered.refusals.values()), lowered.refusals
+    (out,) = lowered.run(inputs)
+    assert out.dtype == torch.float64
+    assert torch.equal(out, eager(model, inputs)[0])
+
+
+def test_float64_part_stays_outside_and_the_rest_is_delegated(tmp_path):
+    torch.manual_seed(0)
+    model, inputs = _MixedFloat64().eval(), (torch.randn(4, 8),)
+    lowered = lower(model, inputs, tmp_path)
+    assert executorch_openvino.BACKEND_ID in lowered.backend_ids
+    assert "aten.addmm.default" not in lowered.outside_ops, "the float32 linear is delegated"
+    assert "aten.maximum.default" in lowered.outside_ops
+    assert all("float64" in why for why in lowered.refusals.values()), lowered.refusals
+    assert_matches(lowered.run(inputs), eager(model, inputs))
