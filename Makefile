@@ -40,7 +40,7 @@ test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
 
 test-python: build
-	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/libexecutorch_openvino.so \
+	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
 		$(PYTHON) -m pytest tests/python -q
 
 demo: build

@@ -81,7 +81,8 @@ def candidate_paths() -> list[Path]:
     if os.environ.get(LIBRARY_VARIABLE):
         candidates.append(Path(os.environ[LIBRARY_VARIABLE]))
     candidates.append(_PACKAGE_DIR / "lib" / _LIBRARY_NAME)
-    candidates.append(_PACKAGE_DIR.parents[1] / "build" / _LIBRARY_NAME)
+    # A source checkout's build tree mirrors the installed layout under build/site/.
+    candidates.append(_PACKAGE_DIR.parents[1] / "build" / "site" / "executorch_openvino" / "lib" / _LIBRARY_NAME)
     return candidates
 
 

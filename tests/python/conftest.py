@@ -15,7 +15,8 @@ sys.path.insert(0, str(REPO / "python"))
 @pytest.fixture(scope="session")
 def library_path() -> Path:
     """The built libexecutorch_openvino.so (EXECUTORCH_OPENVINO_LIBRARY, or the default build folder)."""
-    path = Path(os.environ.get("EXECUTORCH_OPENVINO_LIBRARY", REPO / "build" / "libexecutorch_openvino.so"))
+    default = REPO / "build" / "site" / "executorch_openvino" / "lib" / "libexecutorch_openvino.so"
+    path = Path(os.environ.get("EXECUTORCH_OPENVINO_LIBRARY", default))
     if not path.is_file():
         pytest.fail(f"{path} does not exist: build the library first (make build)")
     return path
