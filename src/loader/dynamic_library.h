@@ -40,6 +40,9 @@ class DynamicLibrary {
 // Wide on Windows, so non-ASCII paths survive.
 std::optional<std::filesystem::path> read_environment_path(const char* name);
 
+// The file of the shared library (or executable) that contains `address`, or nullopt.
+std::optional<std::filesystem::path> module_path_of(const void* address);
+
 // A path as UTF-8 text for messages, without throwing.
 std::string to_utf8(const std::filesystem::path& path);
 

@@ -48,6 +48,12 @@ std::optional<std::filesystem::path> read_environment_path(const char* name) {
   return std::filesystem::path(value);
 }
 
+std::optional<std::filesystem::path> module_path_of(const void* address) {
+  Dl_info info{};
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr || info.dli_fname[0] == '\0') return std::nullopt;
+  return std::filesystem::path(info.dli_fname);
+}
+
 std::string to_utf8(const std::filesystem::path& path) { return path.string(); }
 
 }  // namespace executorch_openvino::loader

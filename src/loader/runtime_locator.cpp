@@ -69,13 +69,21 @@ bool newer_library_name(const std::string& a, const std::string& b) {
   return version_suffix(a) > version_suffix(b);
 }
 
-std::vector<fs::path> candidate_paths(const std::optional<fs::path>& configured) {
-  if (!configured) return {fs::path(kBareLibraryName)};
+std::optional<fs::path> sibling_pip_runtime_folder() {
+  std::optional<fs::path> self = module_path_of(reinterpret_cast<const void*>(&sibling_pip_runtime_folder));
+  if (!self) return std::nullopt;
   std::error_code ec;
-  if (!fs::is_directory(*configured, ec)) return {*configured};
+  const fs::path folder = self->parent_path() / ".." / ".." / "openvino" / "libs";
+  if (!fs::is_directory(folder, ec)) return std::nullopt;
+  return fs::weakly_canonical(folder, ec);
+}
 
+namespace {
+
+std::vector<fs::path> libraries_in(const fs::path& folder) {
+  std::error_code ec;
   std::vector<fs::path> found;
-  for (fs::directory_iterator it(*configured, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = to_utf8(it->path().filename());
     if (is_library_name(name)) found.push_back(it->path());
   }
@@ -83,6 +91,21 @@ std::vector<fs::path> candidate_paths(const std::optional<fs::path>& configured)
     return newer_library_name(to_utf8(a.filename()), to_utf8(b.filename()));
   });
   return found;
+}
+
+}  // namespace
+
+std::vector<fs::path> candidate_paths(const std::optional<fs::path>& configured) {
+  if (!configured) {
+    std::vector<fs::path> candidates{fs::path(kBareLibraryName)};
+    if (std::optional<fs::path> sibling = sibling_pip_runtime_folder()) {
+      for (fs::path& library : libraries_in(*sibling)) candidates.push_back(std::move(library));
+    }
+    return candidates;
+  }
+  std::error_code ec;
+  if (!fs::is_directory(*configured, ec)) return {*configured};
+  return libraries_in(*configured);
 }
 
 Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configured) {

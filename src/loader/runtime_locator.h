@@ -27,8 +27,13 @@ struct LocatedLibrary {
 
 // The candidates to try, best first. `configured` is OPENVINO_LIB_PATH's value (nullopt: unset).
 // A folder yields its libopenvino_c.so* files, highest version first; a folder holding none yields
-// nothing, which the caller reports.
+// nothing, which the caller reports. Unset, the system's bare name comes first, then the
+// `openvino` pip package installed beside ours (site-packages/openvino/libs), if there is one.
 std::vector<std::filesystem::path> candidate_paths(const std::optional<std::filesystem::path>& configured);
+
+// site-packages/openvino/libs beside the folder holding this library in site-packages
+// (site-packages/executorch_openvino/lib), when it exists.
+std::optional<std::filesystem::path> sibling_pip_runtime_folder();
 
 // Tries the candidates for `configured` in order and returns the first that loads. The failure
 // message names every path tried, the system's reason for each, and how to fix it.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 
@@ -71,3 +72,20 @@ def test_loading_the_library_loads_no_openvino(library_path, needed_by_name):
     # Plain python3 may lack libexecutorch.so on its search path; the venv's RUNPATH entry finds it.
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_with_nothing_configured_the_library_finds_the_openvino_package_beside_it(library_path):
+    # As installed in site-packages (the build tree mirrors it under build/site/): with no
+    # OPENVINO_LIB_PATH and no path handed over, the system's bare name fails here and the
+    # openvino pip package beside ours is found.
+    script = (
+        "import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); "
+        "lib.executorch_openvino_describe_runtime.restype = ctypes.c_char_p; "
+        "print(lib.executorch_openvino_describe_runtime().decode())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENVINO_LIB_PATH"}
+    result = subprocess.run(["python3", "-c", script, str(library_path)], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    described = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    assert described["loaded"] == "1", result.stdout
+    assert "/openvino/libs/libopenvino_c.so." in described["library"]
