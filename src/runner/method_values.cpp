@@ -223,7 +223,12 @@ PreparedInput tensor_input(const TensorInfo& info, const std::string& spec, size
       throw ValueError(name + ": the method declares a " + scalar_type_name(type) +
                        " tensor, which a .npy file cannot hold; leave this input to the runner with --input default");
     }
-    npy::Array array = npy::read(spec);
+    npy::Array array;
+    try {
+      array = npy::read(spec);
+    } catch (const npy::Error& error) {
+      throw ValueError("input " + std::to_string(index) + ": " + error.what());
+    }
     if (array.dtype != wanted) {
       throw ValueError(name + ": dtype " + npy::numpy_name(array.dtype) + " does not match the method's declared " +
                        describe(info) + "; convert with array.astype(numpy." + npy::numpy_name(wanted) + ")");

@@ -70,7 +70,7 @@ class HeaderParser {
       expect(':');
       skip_space();
       if (key == "descr") {
-        if (peek() == '[') fail("the array has a structured dtype, which the runner does not support");
+        if (peek() == '[') throw Error(name_ + ": structured arrays (a list 'descr') are not supported");
         descr = parse_string();
         seen_descr = true;
       } else if (key == "fortran_order") {

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <executorch/extension/module/module.h>
@@ -52,8 +53,9 @@ constexpr const char kUsage[] =
     "                     gets deterministic values of its declared shape and dtype.\n"
     "  --output-dir DIR   write output <i> of the last run to DIR/output<i>.npy\n"
     "\n"
-    "The OpenVINO runtime is found through OPENVINO_LIB_PATH (the libopenvino_c library or its\n"
-    "folder); an installed runner also looks in the pip openvino package beside it.\n";
+    "The delegate loads the OpenVINO runtime named by OPENVINO_LIB_PATH (the libopenvino_c library or\n"
+    "its folder) when set, otherwise the system's libopenvino_c or the pip openvino package installed\n"
+    "beside it.\n";
 
 // The command line was wrong: exit code 2 and a pointer to --help.
 class UsageError : public std::runtime_error {
@@ -146,20 +148,6 @@ std::string hex(Error error) {
   throw RunError(message);
 }
 
-// An installed runner lives in site-packages/executorch_openvino/bin/, two levels below the pip
-// openvino package's libs/ folder. Pointing the delegate there (unless OPENVINO_LIB_PATH is set,
-// which always wins) makes the installed command work without any environment set up. A build-tree
-// runner has no such neighbour and relies on OPENVINO_LIB_PATH or the system library.
-void use_neighbouring_openvino_package() {
-  const char* configured = std::getenv("OPENVINO_LIB_PATH");
-  if (configured != nullptr && configured[0] != '\0') return;
-  std::error_code error;
-  const fs::path executable = fs::read_symlink("/proc/self/exe", error);
-  if (error) return;
-  const fs::path libs = executable.parent_path().parent_path().parent_path() / "openvino" / "libs";
-  if (fs::is_directory(libs, error)) executorch_openvino_set_default_runtime_path(libs.c_str());
-}
-
 // The value of `key` in the delegate's "key=value" runtime description, or "".
 std::string runtime_field(const std::string& description, const std::string& key) {
   size_t start = 0;
@@ -198,7 +186,6 @@ int run(const Options& options) {
                  "programs that use it will not load\n",
                  kProgram, executorch_openvino_backend_id(), hex(static_cast<Error>(registration)).c_str());
   }
-  use_neighbouring_openvino_package();
 
   Module module(options.model, Module::LoadMode::File);
   executorch_openvino_clear_last_error();
@@ -236,10 +223,22 @@ int run(const Options& options) {
 
   print_field("model:", options.model);
   print_field("method:", options.method);
-  std::string backends;
+  // MethodMeta lists a backend once per delegated partition; print each once, with its count.
+  std::vector<std::pair<std::string, int>> partitions;
   for (size_t i = 0; i < meta->num_backends(); ++i) {
     auto name = meta->get_backend_name(i);
-    if (name.ok()) backends += (backends.empty() ? "" : ", ") + std::string(name.get());
+    if (!name.ok()) continue;
+    auto found = std::find_if(partitions.begin(), partitions.end(), [&](const auto& entry) { return entry.first == name.get(); });
+    if (found == partitions.end()) {
+      partitions.emplace_back(name.get(), 1);
+    } else {
+      ++found->second;
+    }
+  }
+  std::string backends;
+  for (const auto& [name, count] : partitions) {
+    backends += (backends.empty() ? "" : ", ") + name;
+    if (count > 1) backends += " (" + std::to_string(count) + " partitions)";
   }
   print_field("backends:", backends.empty() ? "none (every operator runs on ExecuTorch's CPU kernels)" : backends);
   if (meta->uses_backend(executorch_openvino_backend_id())) {
@@ -250,22 +249,31 @@ int run(const Options& options) {
     print_field(("input " + std::to_string(i) + ":").c_str(), inputs[i].description);
   }
 
+  // Set once by hand first, so a rejected input is reported by its index and declared shape.
+  std::vector<executorch::runtime::EValue> values;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    values.push_back(inputs[i].value);
     if (inputs[i].value.isNone()) continue;
     executorch_openvino_clear_last_error();
     if (const Error error = module.set_input(options.method, inputs[i].value, i); error != Error::Ok) {
-      fail("setting input " + std::to_string(i) + " (" + inputs[i].description +
-               ", declared " + (inputs[i].tensor ? executorch_openvino::runner::describe(meta->input_tensor_meta(i).get())
-                                                 : std::string("non-tensor")) +
-               "; ExecuTorch accepts a smaller shape only for inputs exported as dynamic)",
-           error);
+      std::string what = "setting input " + std::to_string(i) + " (" + inputs[i].description;
+      if (inputs[i].tensor) {
+        what += "; declared " + executorch_openvino::runner::describe(meta->input_tensor_meta(i).get()) +
+                "; ExecuTorch accepts a smaller shape only for inputs exported as dynamic)";
+      } else {
+        what += "; ExecuTorch accepts only the value the program was exported with)";
+      }
+      fail(what, error);
     }
   }
 
-  // The inputs stay set in the method between runs, so each timed call is execute() alone.
+  // Every run sets the inputs again (execute() skips None entries), as a real caller must: memory
+  // planning may reuse an input's buffer for intermediate values once the input has been read, so
+  // a method run twice on inputs set once reads clobbered data the second time. The copy is part
+  // of each timed call, as it is for any ExecuTorch caller.
   auto execute = [&](const char* which) {
     executorch_openvino_clear_last_error();
-    auto outputs = module.execute(options.method);
+    auto outputs = module.execute(options.method, values);
     if (!outputs.ok()) fail(std::string("the ") + which + " of method '" + options.method + "'", outputs.error());
     return std::move(outputs.get());
   };
@@ -310,6 +318,9 @@ int run(const Options& options) {
         throw RunError(failure.what());
       }
       line += " -> " + path;
+      if (outputs[i].isTensor() && outputs[i].toTensor().scalar_type() == executorch::aten::ScalarType::BFloat16) {
+        line += " (as float32: .npy has no bfloat16)";
+      }
     }
     print_field(("output " + std::to_string(i) + ":").c_str(), line);
   }
