@@ -14,7 +14,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python demo bench clean distclean
+.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging wheel demo bench clean distclean
 
 all: build
 
@@ -34,7 +34,7 @@ configure: setup
 build: configure
 	@$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build test-cpp test-python
+test: build test-cpp test-python test-packaging
 
 test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
@@ -42,6 +42,14 @@ test-cpp: build
 test-python: build
 	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
 		$(PYTHON) -m pytest tests/python -q
+
+# Builds the wheel, installs it into a new virtual environment and tests it from there (slow: it
+# installs the pinned dependencies anew, from pip's cache when warm).
+test-packaging: build
+	@$(PYTHON) -m pytest tests/packaging -q -s
+
+wheel: setup
+	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist
 
 demo: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
