@@ -36,7 +36,10 @@ def _explained(call):
 
 def install() -> None:
     """Wraps ExecuTorch's Program.load_method and Method.execute once per process."""
-    from executorch import runtime
+    try:
+        from executorch import runtime
+    except ImportError:
+        return  # reported by library.load()
 
     for cls, name in ((runtime.Program, "load_method"), (runtime.Method, "execute")):
         current = getattr(cls, name)

@@ -107,7 +107,12 @@ def load() -> Optional[LoadedLibrary]:
     with _lock:
         if _loaded is not None or _load_error is not None:
             return _loaded
-        import executorch.runtime  # noqa: F401  (loads libexecutorch.so and its registry first)
+        try:
+            import executorch.runtime  # noqa: F401  (loads libexecutorch.so and its registry first)
+        except ImportError as error:
+            _load_error = f"ExecuTorch's runtime cannot be imported ({error}). Fix: pip install executorch==1.5.1"
+            logger.warning("executorch_openvino: %s", _load_error)
+            return None
 
         tried = []
         for path in candidate_paths():

@@ -1,0 +1,99 @@
+"""The command line: `python -m executorch_openvino` or `executorch-openvino`.
+
+    executorch-openvino --cmake-prefix-path       the prefix for find_package(executorch_openvino)
+    executorch-openvino doctor [--skip cmake]     checks the installation, one line per check
+    executorch-openvino export MODULE:FACTORY --out model.pte [--example-input 1,3,224,224:float32]
+    executorch-openvino run model.pte [--input x.npy] [--output-dir out]
+    executorch-openvino bench model.pte [--iterations 50] [--model MODULE:FACTORY] [--plot bench.png]
+
+Exit status: 0 on success, 1 when something failed, 2 for a wrong argument.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+import warnings
+from typing import List, Optional
+
+from . import bench, doctor, export, run
+from ._common import USAGE_ERROR, CliError, cmake_config, cmake_prefix
+
+PROG = "executorch-openvino"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="The OpenVINO delegate for ExecuTorch: check the installation, export and lower "
+        "a PyTorch model to a .pte, run it, and time it against native OpenVINO.",
+    )
+    parser.add_argument(
+        "--cmake-prefix-path",
+        action="store_true",
+        help="print the prefix for find_package(executorch_openvino) (for CMAKE_PREFIX_PATH) and exit",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="show logs, warnings and tracebacks")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (doctor, export, run, bench):
+        module.register(subparsers)
+    for command in subparsers.choices.values():  # -v after the command works too
+        command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                             help="show logs, warnings and tracebacks")
+    return parser
+
+
+def _print_cmake_prefix() -> int:
+    print(cmake_prefix())
+    if cmake_config().is_file():
+        return 0
+    print(
+        f"{PROG}: {cmake_config()} does not exist: the CMake package exists only in an installed wheel "
+        "(pip install .); this is a source checkout",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, or a wrong argument (argparse printed why)
+        return exit_.code if isinstance(exit_.code, int) else USAGE_ERROR
+
+    if args.cmake_prefix_path:
+        return _print_cmake_prefix()
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return USAGE_ERROR
+
+    with warnings.catch_warnings():
+        if args.verbose:
+            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        else:
+            # Warnings raised inside torch.export and ExecuTorch, not by the user's model.
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+        try:
+            return args.func(args)
+        except CliError as error:
+            if args.verbose:
+                traceback.print_exc()
+            print(f"{PROG} {args.command}: error: {error}", file=sys.stderr)
+            return error.code
+        except KeyboardInterrupt:
+            print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+            return 130
+        except Exception as error:  # the model, torch.export, lowering or the runtime failed
+            if args.verbose:
+                traceback.print_exc()
+            print(f"{PROG} {args.command}: error: {type(error).__name__}: {error}", file=sys.stderr)
+            if not args.verbose:
+                print(f"(run `{PROG} -v {args.command} ...` for the traceback)", file=sys.stderr)
+            return 1
+
+
+__all__ = ["main", "build_parser"]

@@ -1,0 +1,190 @@
+"""`doctor`: one line per check of the installation, OK or FAIL with the fix.
+
+Exit status 0 when every check that was not skipped is OK, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from ._common import PACKAGE_DIR, cmake_config, cmake_prefix
+
+CHECKS = {
+    "executorch": "ExecuTorch",
+    "openvino": "OpenVINO runtime",
+    "devices": "OpenVINO devices",
+    "library": "delegate library",
+    "backend": "backend registered",
+    "cmake": "CMake package",
+}
+_WIDTH = max(len(title) for title in CHECKS.values())
+
+
+@dataclass
+class Result:
+    key: str
+    ok: Optional[bool]  # None: skipped
+    detail: str
+    fix: str = ""
+
+    def line(self) -> str:
+        status = "SKIP" if self.ok is None else ("OK" if self.ok else "FAIL")
+        text = f"{status:<5} {CHECKS[self.key]:<{_WIDTH}}  {self.detail}"
+        if self.ok is False and self.fix:
+            text += f" -- fix: {self.fix}"
+        return text
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "doctor",
+        help="check ExecuTorch, the OpenVINO runtime, the delegate library and the CMake package",
+        description="Checks the installation, one line per check. Exit status 0 when every check is OK.",
+    )
+    parser.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        choices=sorted(CHECKS),
+        metavar="CHECK",
+        help=f"do not count this check (repeatable): {', '.join(CHECKS)}; "
+        "e.g. --skip cmake in a source checkout, which has no CMake package",
+    )
+    parser.set_defaults(func=main)
+
+
+def _one_line(message: str, default_fix: str) -> Tuple[str, str]:
+    """A multi-line message of the package ('problem ...\\nFix: ...') as (problem, fix) lines."""
+    problem, _, fix = message.partition("\nFix: ")
+
+    def flatten(text: str) -> str:
+        joined = ""
+        for part in (line.strip() for line in text.strip().splitlines()):
+            if part:
+                joined += ("" if not joined else " " if joined.endswith(":") else "; ") + part
+        return joined
+
+    return flatten(problem), flatten(fix) or default_fix
+
+
+def _pinned_executorch() -> Optional[str]:
+    """The ExecuTorch version the library is built for: the installed wheel's requirement, or the
+    source checkout's requirements.txt."""
+    lines: List[str] = []
+    try:
+        lines = importlib.metadata.requires("executorch-openvino") or []
+    except importlib.metadata.PackageNotFoundError:
+        requirements = PACKAGE_DIR.parents[1] / "requirements.txt"
+        if requirements.is_file():
+            lines = requirements.read_text().splitlines()
+    for line in lines:
+        match = re.match(r"^\s*executorch\s*==\s*([\w.+-]+)", line)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _check_executorch() -> Result:
+    pinned = _pinned_executorch()
+    install = f"pip install 'executorch=={pinned}'" if pinned else "pip install executorch"
+    try:
+        version = importlib.metadata.version("executorch")
+    except importlib.metadata.PackageNotFoundError:
+        return Result("executorch", False, "the executorch package is not installed", install)
+    spec = importlib.util.find_spec("executorch")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    name = "executorch.dll" if sys.platform == "win32" else "libexecutorch.so"
+    runtimes = [Path(folder) / "lib" / name for folder in folders]
+    found = next((path for path in runtimes if path.is_file()), None)
+    if found is None:
+        where = runtimes[0] if runtimes else f"<executorch>/lib/{name}"
+        return Result("executorch", False, f"{version}, but {where} does not exist",
+                      f"reinstall the ExecuTorch wheel ({install} --force-reinstall)")
+    if pinned and version != pinned:
+        return Result("executorch", False, f"{version} at {found}, but the delegate is built for {pinned} "
+                      "(ExecuTorch has no stable C++ ABI)", install)
+    return Result("executorch", True, f"{version}, runtime {found}")
+
+
+def collect(skip=()) -> List[Result]:
+    import executorch_openvino
+    from executorch_openvino import library, openvino_runtime
+
+    results = [_check_executorch()]
+    try:
+        found = executorch_openvino.info()
+        failure = None
+    except Exception as error:  # keep checking the rest
+        found, failure = None, f"{type(error).__name__}: {error}"
+
+    # OpenVINO runtime and its devices.
+    if found is None:
+        results.append(Result("openvino", False, f"executorch_openvino.info() failed: {failure}",
+                              "see the delegate library line; run with -v for the traceback"))
+    elif library.loaded() is None:
+        results.append(Result("openvino", False, "not checked: the delegate library, which opens the runtime, "
+                              "did not load", "fix the delegate library line first"))
+    elif found.openvino_error or not found.openvino_version:
+        problem, fix = _one_line(found.openvino_error or "the OpenVINO runtime did not load", f"set {openvino_runtime.LIB_PATH_VARIABLE} to libopenvino_c.so "
+                                 "or its folder, or pip install openvino")
+        if found.openvino_runtime_path and found.openvino_runtime_path not in problem:
+            problem = f"{found.openvino_runtime_path}: {problem}"
+        results.append(Result("openvino", False, problem, fix))
+    else:
+        origin = f" ({openvino_runtime.LIB_PATH_VARIABLE})" if openvino_runtime.user_configured_path() else ""
+        results.append(Result("openvino", True, f"{found.openvino_version} at {found.openvino_runtime_path}{origin}"))
+    if found is not None and found.devices:
+        results.append(Result("devices", True, ", ".join(found.devices)))
+    else:
+        results.append(Result("devices", False, "no devices: the OpenVINO runtime did not load",
+                              "fix the OpenVINO runtime line first"))
+
+    # Our library and its registration.
+    loaded = library.loaded()
+    if loaded is not None:
+        results.append(Result("library", True, str(loaded.path)))
+    else:
+        problem, fix = _one_line(library.load_error() or "the library was not loaded",
+                                 f"build it (make build) or set {library.LIBRARY_VARIABLE}")
+        results.append(Result("library", False, problem, fix))
+    if found is not None and found.backend_registered:
+        results.append(Result("backend", True, f"{found.backend_id} in ExecuTorch's backend registry"))
+    elif loaded is None:
+        results.append(Result("backend", False, f"{executorch_openvino.BACKEND_ID} is not registered: the library "
+                              "did not load", "fix the delegate library line first"))
+    else:
+        results.append(Result("backend", False, f"{executorch_openvino.BACKEND_ID} is not in ExecuTorch's registry "
+                              f"although {loaded.path} loaded",
+                              "rebuild the library against the installed executorch (make build)"))
+
+    # CMake package.
+    config = cmake_config()
+    if config.is_file():
+        results.append(Result("cmake", True, f"prefix {cmake_prefix()}"))
+    else:
+        results.append(Result("cmake", False, f"{config} does not exist (the CMake package exists only in an "
+                              "installed wheel)", "install the wheel (pip install .)"))
+
+    for result in results:
+        if result.key in skip:
+            result.ok, result.detail = None, f"skipped (--skip {result.key})"
+    return results
+
+
+def main(args) -> int:
+    results = collect(set(args.skip))
+    print("executorch-openvino doctor", flush=True)
+    for result in results:
+        print(result.line())
+    failed = [CHECKS[result.key] for result in results if result.ok is False]
+    if failed:
+        print(f"{len(failed)} check(s) FAILED: {', '.join(failed)}")
+        return 1
+    print("all checks OK" + (f" ({len(args.skip)} skipped)" if args.skip else ""))
+    return 0

@@ -1,0 +1,100 @@
+"""`run model.pte`: run a method through executorch.runtime, print its outputs, save them as .npy."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ._common import CliError, dtype_text, load_inputs, method_input_specs, say, shape_text, usage_error
+
+SHOWN_VALUES = 6
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run a .pte through executorch.runtime and print (or save) its outputs",
+        description="Runs one method of a .pte through executorch.runtime. Inputs come from .npy files "
+        "(one per input, in order) or are deterministic defaults of the declared shapes and dtypes.",
+    )
+    parser.add_argument("pte", type=Path, metavar="MODEL.pte")
+    parser.add_argument("--method", default="forward", help="the method to run (default forward)")
+    parser.add_argument("--input", action="append", metavar="FILE.npy", help="an input (repeat for each, in order)")
+    parser.add_argument("--output-dir", type=Path, metavar="DIR",
+                        help="write the outputs as DIR/output_<i>.npy and the inputs used as DIR/input_<i>.npy")
+    parser.set_defaults(func=main)
+
+
+def load_method_inputs(pte: Path, method: str, input_files):
+    """(executorch.runtime Program, input tensors, lines describing them)."""
+    from executorch.runtime import Runtime
+
+    if not pte.is_file():
+        raise usage_error(f"{pte}: no such file")
+    try:
+        program = Runtime.get().load_program(pte)
+    except RuntimeError as error:
+        raise CliError(f"cannot load {pte} as an ExecuTorch program: {error}") from error
+    if method not in program.method_names:
+        raise usage_error(f"{pte} has no method {method!r}; its methods: {', '.join(sorted(program.method_names))}")
+    inputs, notes = load_inputs(method_input_specs(program, method), input_files)
+    return program, inputs, notes
+
+
+def to_numpy(value):
+    import numpy as np
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu()
+        if tensor.dtype == torch.bfloat16:  # numpy has no bfloat16
+            tensor = tensor.float()
+        return tensor.numpy()
+    return np.asarray(value)
+
+
+def describe_value(value) -> str:
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return f"{type(value).__name__} {value!r}"
+    flat = value.detach().reshape(-1)
+    shown = flat[:SHOWN_VALUES].tolist()
+    values = ", ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in shown)
+    if flat.numel() > SHOWN_VALUES:
+        values += ", ..."
+    text = f"{shape_text(value.shape)} {dtype_text(value.dtype)}  [{values}]"
+    if flat.numel() > 1 and value.dtype.is_floating_point:
+        as_float = flat.float()
+        text += f"  min {as_float.min().item():.6g} max {as_float.max().item():.6g}"
+    return text
+
+
+def main(args) -> int:
+    import numpy as np
+
+    program, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
+    say(f"{args.pte}: method {args.method!r}, {len(inputs)} input(s)")
+    for note in notes:
+        say(f"  {note}")
+
+    start = time.perf_counter()
+    method = program.load_method(args.method)
+    loaded = time.perf_counter()
+    outputs = method.execute(inputs)
+    done = time.perf_counter()
+    say(f"loaded the method in {(loaded - start) * 1e3:.1f} ms, executed in {(done - loaded) * 1e3:.2f} ms")
+    for i, value in enumerate(outputs):
+        say(f"output {i}: {describe_value(value)}")
+
+    if args.output_dir is not None:
+        try:
+            args.output_dir.mkdir(parents=True, exist_ok=True)
+            for i, value in enumerate(inputs):
+                np.save(args.output_dir / f"input_{i}.npy", to_numpy(value))
+            for i, value in enumerate(outputs):
+                np.save(args.output_dir / f"output_{i}.npy", to_numpy(value))
+        except OSError as error:
+            raise CliError(f"cannot write to {args.output_dir}: {error}") from error
+        say(f"wrote {len(outputs)} output(s) and {len(inputs)} input(s) as .npy to {args.output_dir}")
+    return 0
