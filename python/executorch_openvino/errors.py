@@ -3,6 +3,10 @@
 ExecuTorch reports a failed load or execute as an error code; the delegate's explanation (which
 path it tried, which input was wrong) goes to the log. On import, the package wraps
 `executorch.runtime.Program.load_method` and `Method.execute` so the exception carries it too.
+
+The wrapped load_method also keeps the Program alive as long as a Method loaded from it: a program
+loaded from bytes holds them only in the Python Program object, and a method outliving it would
+run over freed memory (`load_program(data).load_method(...)` is an easy way to get there).
 """
 
 from __future__ import annotations
@@ -34,6 +38,18 @@ def _explained(call):
     return wrapper
 
 
+def _keeping_program(load_method):
+    @functools.wraps(load_method)
+    def wrapper(self, *args, **kwargs):
+        method = load_method(self, *args, **kwargs)
+        if method is not None:
+            method._executorch_openvino_program = self
+        return method
+
+    wrapper._executorch_openvino_wrapped = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 def install() -> None:
     """Wraps ExecuTorch's Program.load_method and Method.execute once per process."""
     try:
@@ -41,7 +57,7 @@ def install() -> None:
     except ImportError:
         return  # reported by library.load()
 
-    for cls, name in ((runtime.Program, "load_method"), (runtime.Method, "execute")):
-        current = getattr(cls, name)
-        if not getattr(current, "_executorch_openvino_wrapped", False):
-            setattr(cls, name, _explained(current))
+    if not getattr(runtime.Program.load_method, "_executorch_openvino_wrapped", False):
+        runtime.Program.load_method = _keeping_program(_explained(runtime.Program.load_method))
+    if not getattr(runtime.Method.execute, "_executorch_openvino_wrapped", False):
+        runtime.Method.execute = _explained(runtime.Method.execute)

@@ -97,6 +97,18 @@ def test_a_loaded_program_does_not_depend_on_its_file_afterwards(small_net, tmp_
     assert torch.equal(method.execute([x])[0], expected)
 
 
+def test_a_method_keeps_its_program_from_bytes_alive(small_net):
+    # load_program(data).load_method(...) drops the Program, which alone held the bytes.
+    import gc
+
+    model, x, pte = small_net
+    method = Runtime.get().load_program(bytes(bytearray(pte))).load_method("forward")
+    gc.collect()
+    _scribble = [bytes(len(pte)) for _ in range(4)]  # reuse freed memory, if any was freed
+    for _ in range(3):
+        assert (method.execute([x])[0] - model(x)).abs().max().item() <= 1e-4
+
+
 def test_two_methods_and_several_partitions_share_one_core():
     torch.manual_seed(1)
     model = SmallNet().eval()

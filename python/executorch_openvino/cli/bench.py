@@ -151,7 +151,10 @@ def xnnpack_method(model, inputs):
         lowered = to_edge_transform_and_lower(torch.export.export(model, tuple(inputs)),
                                               partitioner=[XnnpackPartitioner()])
         buffer = lowered.to_executorch().buffer
-    return Runtime.get().load_program(buffer).load_method("forward")
+    program = Runtime.get().load_program(buffer)
+    method = program.load_method("forward")
+    method.program = program  # the program holds the bytes the method runs from: keep it alive
+    return method
 
 
 # --- output ------------------------------------------------------------------------------------------
