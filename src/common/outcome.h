@@ -22,6 +22,9 @@ enum class FailureKind {
 struct Failure {
   FailureKind kind;
   std::string message;
+  // The operating system's error number when a system call failed (GetLastError() on Windows,
+  // errno elsewhere), else 0. Tests assert it; wording varies between systems.
+  int system_code = 0;
 };
 
 template <typename T>

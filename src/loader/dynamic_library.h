@@ -26,8 +26,9 @@ class DynamicLibrary {
   // Address of an exported symbol, or nullptr when the library does not export it.
   void* symbol(const char* name) const;
 
-  // Keep the library loaded for the rest of the process: the handle is forgotten, never closed.
-  void keep_loaded_forever() { handle_ = nullptr; }
+  // Keep the library loaded for the rest of the process: the handle is forgotten, never closed
+  // (and on Windows the module is pinned, so no other FreeLibrary can unload it either).
+  void keep_loaded_forever();
 
  private:
   explicit DynamicLibrary(void* handle) : handle_(handle) {}

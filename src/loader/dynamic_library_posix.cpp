@@ -38,6 +38,8 @@ void DynamicLibrary::close() {
   }
 }
 
+void DynamicLibrary::keep_loaded_forever() { handle_ = nullptr; }
+
 void* DynamicLibrary::symbol(const char* name) const {
   return handle_ == nullptr ? nullptr : dlsym(handle_, name);
 }
