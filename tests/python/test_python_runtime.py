@@ -15,26 +15,14 @@ import pytest
 import torch
 
 import executorch_openvino
-from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
 from executorch_openvino import openvino_runtime
+from lowering import SmallNet, lower
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class SmallNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.fc = torch.nn.Linear(8, 5)
 
-    def forward(self, x):
-        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
-
-
-def _lower(programs, **partitioner_options) -> bytes:
-    partitioner = executorch_openvino.OpenvinoPartitioner(**partitioner_options)
-    return to_edge_transform_and_lower(programs, partitioner=[partitioner]).to_executorch().buffer
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +30,7 @@ def small_net():
     torch.manual_seed(0)
     model = SmallNet().eval()
     x = torch.randn(1, 3, 12, 12)
-    return model, x, _lower(torch.export.export(model, (x,)))
+    return model, x, lower(torch.export.export(model, (x,)))
 
 
 def _describe() -> dict:
@@ -118,7 +106,7 @@ def test_two_methods_and_several_partitions_share_one_core():
         "features": torch.export.export(torch.nn.Sequential(model.conv, torch.nn.ReLU()).eval(), (x,)),
     }
     # Keeping relu on ExecuTorch's kernels splits "forward" into two partitions.
-    pte = _lower(programs, skip_ops=["aten.relu"])
+    pte = lower(programs, skip_ops=["aten.relu"])
     program = Runtime.get().load_program(pte)
     assert program.method_names == {"forward", "features"}
     forward = program.load_method("forward").execute([x])[0]

@@ -15,21 +15,12 @@ import pytest
 import torch
 
 import executorch_openvino
-from executorch.exir import to_edge_transform_and_lower
+from lowering import SmallNet, lower
 from executorch_openvino import openvino_runtime
 
 REPO = Path(__file__).resolve().parents[2]
-BACKEND_ID = "ExecutorchOpenvinoBackend"
+BACKEND_ID = executorch_openvino.BACKEND_ID
 
-
-class SmallNet(torch.nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.fc = torch.nn.Linear(8, 5)
-
-    def forward(self, x):
-        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
 
 
 class EmbeddingNet(torch.nn.Module):
@@ -43,9 +34,6 @@ class EmbeddingNet(torch.nn.Module):
         return self.embedding(indices) * mask.unsqueeze(-1), indices.argmax(dim=-1)
 
 
-def _lower(model, inputs, **partitioner_options) -> bytes:
-    partitioner = executorch_openvino.OpenvinoPartitioner(**partitioner_options)
-    return to_edge_transform_and_lower(torch.export.export(model, inputs), partitioner=[partitioner]).to_executorch().buffer
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +50,7 @@ def small_net(tmp_path_factory):
     model = SmallNet().eval()
     x = torch.randn(1, 3, 12, 12)
     folder = tmp_path_factory.mktemp("small_net")
-    (folder / "small.pte").write_bytes(_lower(model, (x,)))
+    (folder / "small.pte").write_bytes(lower(model, (x,)))
     np.save(folder / "x.npy", x.numpy())
     return model, x, folder
 
@@ -118,7 +106,7 @@ def test_integer_and_bool_inputs_and_several_outputs(runner, tmp_path):
     model = EmbeddingNet().eval()
     indices = torch.tensor([[1, 2, 3, 6]])
     mask = torch.tensor([[True, False, True, True]])
-    (tmp_path / "embedding.pte").write_bytes(_lower(model, (indices, mask)))
+    (tmp_path / "embedding.pte").write_bytes(lower(model, (indices, mask)))
     np.save(tmp_path / "indices.npy", indices.numpy())
     np.save(tmp_path / "mask.npy", mask.numpy())
     result = _run(runner, "embedding.pte", "--input", "indices.npy", "--input", "mask.npy", "--output-dir", "out",
@@ -137,7 +125,7 @@ def test_a_partially_delegated_model_runs_on_the_linked_kernels(runner, tmp_path
     model = SmallNet().eval()
     x = torch.randn(1, 3, 12, 12)
     # relu stays on ExecuTorch's kernels, between two delegated partitions.
-    (tmp_path / "partial.pte").write_bytes(_lower(model, (x,), skip_ops=["aten.relu"]))
+    (tmp_path / "partial.pte").write_bytes(lower(model, (x,), skip_ops=["aten.relu"]))
     np.save(tmp_path / "x.npy", x.numpy())
     # Several runs: each must see its inputs afresh, whatever memory planning did to them.
     result = _run(runner, "partial.pte", "--input", "x.npy", "--output-dir", "out", "--iterations", "3", cwd=tmp_path)
