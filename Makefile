@@ -14,7 +14,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging wheel demo bench clean distclean
+.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows wheel demo bench clean distclean
 
 all: build
 
@@ -34,7 +34,7 @@ configure: setup
 build: configure
 	@$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build test-cpp test-python test-packaging
+test: build test-cpp test-python test-windows test-packaging
 
 test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
@@ -47,6 +47,11 @@ test-python: build
 # installs the pinned dependencies anew, from pip's cache when warm).
 test-packaging: build
 	@$(PYTHON) -m pytest tests/packaging -q -s
+
+# The loader built for Windows with MinGW-w64 and run under Wine against the real OpenVINO
+# Windows DLLs (scripts/test_windows.sh sets up packages, the wheel cache and a Wine prefix).
+test-windows: setup
+	@bash scripts/test_windows.sh
 
 wheel: setup
 	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist

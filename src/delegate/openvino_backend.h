@@ -2,11 +2,12 @@
 #pragma once
 
 #include <executorch/runtime/backend/interface.h>
+#include <executorch_openvino/backend.h>
 
 namespace executorch_openvino {
 
-// Exported (default visibility) so tools and tests can see which library defines the backend.
-class __attribute__((visibility("default"))) OpenvinoDelegateBackend final
+// Exported so tools and tests can see which library defines the backend.
+class EXECUTORCH_OPENVINO_API OpenvinoDelegateBackend final
     : public executorch::runtime::BackendInterface {
  public:
   ~OpenvinoDelegateBackend() override;

@@ -56,8 +56,13 @@ std::vector<unsigned long> version_suffix(const std::string& name) {
 }
 
 std::string fix_hint() {
-  return std::string("Fix: set ") + kLibPathVariable + " to the OpenVINO C library (" + kBareLibraryName +
-         "*) or to the folder that holds it, or install the runtime with: pip install '" +
+#ifdef _WIN32
+  const std::string file = kBareLibraryName;
+#else
+  const std::string file = std::string(kBareLibraryName) + "*";
+#endif
+  return std::string("Fix: set ") + kLibPathVariable + " to the OpenVINO C library (" + file +
+         ") or to the folder that holds it, or install the runtime with: pip install '" +
          pip_requirement() + "'";
 }
 
@@ -114,9 +119,11 @@ Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configure
   if (candidates.empty()) {
     tried = "  " + to_utf8(*configured) + ": folder holds no " + kBareLibraryName + "* file\n";
   }
+  int system_code = 0;
   for (const fs::path& candidate : candidates) {
     Outcome<DynamicLibrary> opened = DynamicLibrary::open(candidate);
     if (opened.ok()) return LocatedLibrary{std::move(opened).value(), candidate};
+    system_code = opened.failure().system_code;
     // dlerror() often starts with the path itself; say it once.
     const std::string where = to_utf8(candidate);
     std::string reason = opened.failure().message;
@@ -126,7 +133,7 @@ Outcome<LocatedLibrary> open_openvino_c(const std::optional<fs::path>& configure
   std::string source = configured ? "from " + to_utf8(*configured)
                                   : std::string("(") + kLibPathVariable + " unset; tried the system's search)";
   return Failure{FailureKind::kRuntimeUnavailable,
-                 "cannot load the OpenVINO C library " + source + ". Tried:\n" + tried + fix_hint()};
+                 "cannot load the OpenVINO C library " + source + ". Tried:\n" + tried + fix_hint(), system_code};
 }
 
 }  // namespace executorch_openvino::loader

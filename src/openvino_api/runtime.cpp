@@ -67,7 +67,7 @@ Outcome<std::unique_ptr<Runtime>> Runtime::load(const std::optional<std::filesys
     return Failure{FailureKind::kRuntimeUnavailable,
                    "the OpenVINO C library at " + where + " is unusable: " + api.failure().message +
                        ". Fix: point " + loader::kLibPathVariable +
-                       " at a complete OpenVINO runtime (libopenvino_c from the openvino pip package)"};
+                       " at a complete OpenVINO runtime (the C library of the openvino pip package)"};
   }
   std::unique_ptr<Runtime> runtime(new Runtime(std::move(located->library), located->path, api.value()));
   if (Status version = runtime->check_version(); !version.ok()) {
