@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build and tests need, only when one is missing. Idempotent;
-# runs `apt-get update` once, only when something has to be installed. Needs root (as in CI).
+# Installs Debian packages, only those missing: the ones given as arguments, or by default what the
+# build and the Linux tests need. Idempotent; runs `apt-get update` once, only when something has
+# to be installed. Needs root (as in CI).
 set -euo pipefail
 
-packages=(libgtest-dev binutils g++ make)
+if [ $# -gt 0 ]; then
+  packages=("$@")
+else
+  packages=(libgtest-dev binutils g++ make)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -17,21 +17,7 @@ cache="$build/cache"
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # ---- Debian packages ----
-packages=(g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev wine wine64 googletest)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "Installing Debian packages: ${missing[*]}"
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "error: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
-    echo "       run: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+bash scripts/install_system_packages.sh g++-mingw-w64-x86-64-posix mingw-w64-x86-64-dev wine wine64 googletest
 
 # ---- Python environment (for pip, cmake and ninja) ----
 if [ ! -x "$venv/bin/python" ] || [ ! -x "$venv/bin/cmake" ] || [ ! -x "$venv/bin/ninja" ]; then

@@ -18,10 +18,17 @@ class DynamicLibrary {
   static Outcome<DynamicLibrary> open(const std::filesystem::path& path);
 
   DynamicLibrary(DynamicLibrary&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
-  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept;
+  DynamicLibrary& operator=(DynamicLibrary&& other) noexcept {
+    if (this != &other) {
+      close();
+      handle_ = other.handle_;
+      other.handle_ = nullptr;
+    }
+    return *this;
+  }
   DynamicLibrary(const DynamicLibrary&) = delete;
   DynamicLibrary& operator=(const DynamicLibrary&) = delete;
-  ~DynamicLibrary();
+  ~DynamicLibrary() { close(); }
 
   // Address of an exported symbol, or nullptr when the library does not export it.
   void* symbol(const char* name) const;
@@ -32,7 +39,7 @@ class DynamicLibrary {
 
  private:
   explicit DynamicLibrary(void* handle) : handle_(handle) {}
-  void close();
+  void close();  // per platform: dlclose / FreeLibrary, unless kept or moved from
 
   void* handle_ = nullptr;
 };

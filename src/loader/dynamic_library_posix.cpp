@@ -20,17 +20,6 @@ Outcome<DynamicLibrary> DynamicLibrary::open(const std::filesystem::path& path) 
   return DynamicLibrary(handle);
 }
 
-DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = other.handle_;
-    other.handle_ = nullptr;
-  }
-  return *this;
-}
-
-DynamicLibrary::~DynamicLibrary() { close(); }
-
 void DynamicLibrary::close() {
   if (handle_ != nullptr) {
     dlclose(handle_);

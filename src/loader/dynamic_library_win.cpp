@@ -140,19 +140,8 @@ Outcome<DynamicLibrary> DynamicLibrary::open(const std::filesystem::path& path) 
   return load_failure(error, std::move(message));
 }
 
-DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept {
-  if (this != &other) {
-    close();
-    handle_ = other.handle_;
-    other.handle_ = nullptr;
-  }
-  return *this;
-}
-
 // Freeing a library this object owns is fine here: only the process-wide runtime lives until exit
 // (and so would be freed from a static destructor), and that one is kept, never closed.
-DynamicLibrary::~DynamicLibrary() { close(); }
-
 void DynamicLibrary::close() {
   if (handle_ != nullptr) {
     FreeLibrary(as_module(handle_));
