@@ -271,3 +271,11 @@ def test_verbose_is_accepted_before_and_after_the_command():
     assert parser.parse_args(["-v", "run", "x.pte"]).verbose is True
     assert parser.parse_args(["run", "x.pte", "-v"]).verbose is True
     assert parser.parse_args(["run", "x.pte"]).verbose is False
+
+
+def test_bench_plot_draws_a_png(exported, tmp_path, capsys):
+    pytest.importorskip("matplotlib")  # installed by requirements.txt; optional for users ([plot] extra)
+    pte, _ = exported
+    plot = tmp_path / "bench.png"
+    assert cli.main(["bench", str(pte), "--iterations", "2", "--warmup", "0", "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
