@@ -1,0 +1,112 @@
+// Heap allocations per execute in steady state: the delegate must add none to what OpenVINO itself
+// does for one inference. Counted with a replacement global operator new (which also sees the
+// allocations OpenVINO's C++ code makes on the calling thread), on the calling thread only, for the
+// delegate's execute() and for a native infer on the same model, same number of calls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include <executorch_openvino/backend.h>
+
+#include "blob/delegate_blob.h"
+#include "delegate_harness.h"
+#include "ir_case.h"
+#include "openvino_api/objects.h"
+#include "openvino_api/runtime.h"
+
+namespace {
+
+thread_local bool counting = false;
+thread_local long allocations = 0;
+
+void* counted_allocation(std::size_t size) {
+  if (counting) ++allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_allocation(size); }
+void* operator new[](std::size_t size) { return counted_allocation(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace executorch_openvino::testing {
+namespace {
+
+constexpr int kCalls = 200;
+
+template <typename Call>
+long count_allocations(Call&& call) {
+  allocations = 0;
+  counting = true;
+  for (int i = 0; i < kCalls; ++i) call();
+  counting = false;
+  return allocations;
+}
+
+TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInference) {
+  const IrCase c = load_ir_case("multi_io");  // three inputs, four outputs
+
+  // The delegate, driven as ExecuTorch's Method drives it.
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << executorch_openvino_last_error();
+  std::vector<std::unique_ptr<HostTensor>> tensors;
+  std::vector<executorch::runtime::EValue*> args;
+  for (const TensorFile& f : c.inputs) tensors.push_back(std::make_unique<HostTensor>(f.type, f.sizes, f.bytes));
+  for (const TensorFile& f : c.expected_outputs) tensors.push_back(std::make_unique<HostTensor>(f.type, f.sizes));
+  for (auto& t : tensors) args.push_back(t->value());
+  executorch::runtime::BackendExecutionContext context;
+  auto* backend = registered_backend();
+  executorch::runtime::Span<executorch::runtime::EValue*> span(args.data(), args.size());
+  ASSERT_EQ(backend->execute(context, harness.handle(), span), Error::Ok);  // first call binds
+
+  // Native OpenVINO on the same IR with the same properties, tensors set once.
+  auto runtime = ov::Runtime::instance();
+  ASSERT_TRUE(runtime.ok()) << runtime.failure().message;
+  auto parsed = blob::parse(c.blob.data(), c.blob.size());
+  ASSERT_TRUE(parsed.blob.has_value()) << parsed.error;
+  auto model = ov::read_model(*runtime.value(), reinterpret_cast<const char*>(parsed.blob->ir_xml.data),
+                              parsed.blob->ir_xml.size, parsed.blob->ir_weights.data, parsed.blob->ir_weights.size);
+  ASSERT_TRUE(model.ok()) << model.failure().message;
+  std::vector<ov::Property> properties;
+  for (const auto& [key, value] : c.specs) properties.push_back({key, value});
+  auto compiled = ov::compile_model(*runtime.value(), model->get(), "CPU", properties);
+  ASSERT_TRUE(compiled.ok()) << compiled.failure().message;
+  auto request = ov::create_infer_request(*runtime.value(), compiled->get());
+  ASSERT_TRUE(request.ok());
+  auto inputs = ov::input_ports(*runtime.value(), compiled->get());
+  auto outputs = ov::output_ports(*runtime.value(), compiled->get());
+  ASSERT_TRUE(inputs.ok() && outputs.ok());
+  std::vector<ov::TensorPtr> wrapped;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const bool is_input = i < inputs->size();
+    const ov::PortInfo& port = is_input ? inputs.value()[i] : outputs.value()[i - inputs->size()];
+    std::vector<int64_t> dims;
+    for (const auto& d : port.dims) dims.push_back(d.max);
+    auto tensor = ov::wrap_host_memory(*runtime.value(), port.type, dims.data(), dims.size(), tensors[i]->data());
+    ASSERT_TRUE(tensor.ok());
+    const size_t index = is_input ? i : i - inputs->size();
+    ASSERT_TRUE((is_input ? ov::set_input(*runtime.value(), request->get(), index, tensor->get())
+                          : ov::set_output(*runtime.value(), request->get(), index, tensor->get()))
+                    .ok());
+    wrapped.push_back(std::move(tensor).value());
+  }
+  ASSERT_TRUE(ov::infer(*runtime.value(), request->get()).ok());
+
+  const long native = count_allocations([&] { (void)ov::infer(*runtime.value(), request->get()); });
+  const long delegate = count_allocations([&] { (void)backend->execute(context, harness.handle(), span); });
+  std::printf("operator new calls per call on the calling thread: native %.2f, delegate %.2f\n",
+              static_cast<double>(native) / kCalls, static_cast<double>(delegate) / kCalls);
+  EXPECT_LE(delegate, native) << "the delegate allocates on every execute";
+}
+
+}  // namespace
+}  // namespace executorch_openvino::testing
