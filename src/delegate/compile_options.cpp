@@ -1,8 +1,13 @@
 #include "delegate/compile_options.h"
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include <executorch_openvino/backend.h>
+
+#include "loader/dynamic_library.h"
 
 namespace executorch_openvino::delegate {
 namespace {
@@ -30,7 +35,37 @@ bool is_printable(const std::string& text) {
   return true;
 }
 
+bool has_property(const CompileOptions& options, const char* key) {
+  for (const ov::Property& property : options.properties) {
+    if (property.key == key) return true;
+  }
+  return false;
+}
+
+// Creates the folder if needed and checks a file can be written in it.
+bool writable_folder(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  const std::filesystem::path probe = folder / ".executorch_openvino_write_probe";
+  bool written = static_cast<bool>(std::ofstream(probe));
+  std::filesystem::remove(probe, ec);
+  return written;
+}
+
 }  // namespace
+
+std::string apply_defaults(CompileOptions& options) {
+  if (!has_property(options, "PERFORMANCE_HINT")) options.properties.push_back({"PERFORMANCE_HINT", "LATENCY"});
+  if (has_property(options, "CACHE_DIR")) return {};
+  std::optional<std::filesystem::path> cache = loader::read_environment_path(kCacheDirVariable);
+  if (!cache) return {};
+  if (!writable_folder(*cache)) {
+    return std::string(kCacheDirVariable) + "=" + loader::to_utf8(*cache) +
+           " cannot be written; compiling without a model cache";
+  }
+  options.properties.push_back({"CACHE_DIR", loader::to_utf8(*cache)});
+  return {};
+}
 
 Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs) {
   CompileOptions options;

@@ -49,6 +49,9 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   }
   Outcome<delegate::CompileOptions> options = delegate::parse_compile_specs(compile_specs);
   if (!options.ok()) return delegate::report(options.failure());
+  if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) {
+    ET_LOG(Info, "executorch_openvino: %s", warning.c_str());
+  }
 
   Outcome<delegate::CompiledModel> compiled = delegate::compile(*runtime.value(), *parsed.blob, options.value());
   if (!compiled.ok()) return delegate::report(compiled.failure());

@@ -5,6 +5,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
 #include <memory>
 #include <string>
 #include <vector>
@@ -288,6 +291,42 @@ TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
   auto outputs = make_outputs(c);
   ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
   expect_outputs_match(c, outputs);
+}
+
+TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
+  namespace fs = std::filesystem;
+  const fs::path cache = fs::temp_directory_path() / ("eov_cache_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", cache.c_str(), 1);
+  const IrCase c = load_ir_case("conv2d");
+  {
+    DelegateHarness first;
+    ASSERT_EQ(first.init(c.blob, c.specs), Error::Ok) << last_error();
+  }
+  ASSERT_TRUE(fs::is_directory(cache));
+  EXPECT_FALSE(fs::is_empty(cache)) << "OpenVINO wrote nothing into the cache folder";
+  DelegateHarness second;  // loads from the cache
+  ASSERT_EQ(second.init(c.blob, c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c), outputs = make_outputs(c);
+  ASSERT_EQ(second.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+  ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
+  fs::remove_all(cache);
+}
+
+TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("eov_not_a_folder_" + std::to_string(::getpid()));
+  std::ofstream(file) << "x";
+  ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", (file / "cache").c_str(), 1);  // below a regular file
+  const IrCase c = load_ir_case("add_broadcast");
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c), outputs = make_outputs(c);
+  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+  ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
+  fs::remove(file);
 }
 
 TEST(BackendSharingTest, MethodsShareOneRuntimeAndRunIndependently) {
