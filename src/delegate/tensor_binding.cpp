@@ -22,6 +22,17 @@ std::string sizes_text(const Tensor& tensor) {
   return text + "]";
 }
 
+// Whether the tensor's memory is dense row-major. A tensor made without a dim order has none
+// (null data): that is the default, contiguous layout.
+bool is_contiguous(const Tensor& tensor) {
+  const auto dim_order = tensor.dim_order();
+  if (dim_order.data() == nullptr) return true;
+  for (size_t d = 0; d < dim_order.size(); ++d) {
+    if (dim_order[d] != d) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ov::ElementType> element_type_of(ScalarType type) {
@@ -60,15 +71,12 @@ Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* 
     return Failure{FailureKind::kInvalidArgument, describe(role, index, port) + ": shape " + sizes_text(tensor) +
                                                       ", but the model expects " + port.shape_text()};
   }
-  const auto dim_order = tensor.dim_order();
-  for (size_t d = 0; d < dim_order.size(); ++d) {
-    if (dim_order[d] != d) {
-      // OpenVINO takes dense row-major memory; a channels-last tensor passed as is would be read
-      // with the wrong strides and give wrong results without any error.
-      return Failure{FailureKind::kInvalidArgument,
-                     describe(role, index, port) + ": non-contiguous dim order (e.g. channels-last) is not supported; "
-                                                   "pass a contiguous tensor"};
-    }
+  if (!is_contiguous(tensor)) {
+    // OpenVINO takes dense row-major memory; a channels-last tensor passed as is would be read
+    // with the wrong strides and give wrong results without any error.
+    return Failure{FailureKind::kInvalidArgument,
+                   describe(role, index, port) + ": non-contiguous dim order (e.g. channels-last) is not supported; "
+                                                 "pass a contiguous tensor"};
   }
   return ok_status();
 }
@@ -76,11 +84,10 @@ Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* 
 bool TensorBinding::matches(const Tensor& tensor) const {
   const auto sizes = tensor.sizes();
   if (rank_ != sizes.size() || data_ != tensor.const_data_ptr() || type_ != tensor.scalar_type()) return false;
-  const auto dim_order = tensor.dim_order();
   for (size_t d = 0; d < rank_; ++d) {
-    if (dims_[d] != sizes[d] || dim_order[d] != d) return false;
+    if (dims_[d] != sizes[d]) return false;
   }
-  return true;
+  return is_contiguous(tensor);
 }
 
 Status TensorBinding::bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index,

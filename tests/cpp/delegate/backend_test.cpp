@@ -194,6 +194,16 @@ TEST_F(BackendTest, SameMemoryWithAnotherDtypeOrLayoutIsStillChecked) {
   expect_still_works();
 }
 
+TEST_F(BackendTest, ATensorMadeWithoutADimOrderIsTakenAsContiguous) {
+  std::vector<int32_t> sizes = {4, 16};
+  executorch::aten::TensorImpl no_order(ScalarType::Float, 2, sizes.data(), inputs_[0]->data());
+  EValue value{executorch::aten::Tensor(&no_order)};
+  ASSERT_EQ(harness_.execute_values({&value, outputs_[0]->value()}), Error::Ok) << last_error();
+  expect_outputs_match(c_, outputs_);
+  ASSERT_EQ(harness_.execute_values({&value, outputs_[0]->value()}), Error::Ok) << last_error();  // cached path
+  expect_outputs_match(c_, outputs_);
+}
+
 TEST_F(BackendTest, NullHandleIsInvalidHandle) {
   BackendTest::TearDown();
   executorch::runtime::BackendExecutionContext context;
