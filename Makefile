@@ -4,7 +4,7 @@
 #
 #   make demo    build, then run a model through the delegate and compare it with native OpenVINO
 #   make test    build, then run every test (C++ under ctest, Python under pytest)
-#   make bench   build, then measure the delegate's per-call overhead against native OpenVINO
+#   make bench   build, then measure per-call overhead and the model zoo against native OpenVINO
 
 VENV   ?= .venv
 BUILD  ?= build
@@ -59,8 +59,10 @@ wheel: setup
 demo: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
 
+# Per-call overhead against native OpenVINO (C++), then the model zoo against every alternative.
 bench: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/run_overhead.py
+	@PYTHONPATH=$(abspath python) $(PYTHON) bench/zoo.py
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log
