@@ -105,7 +105,10 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   const long delegate = count_allocations([&] { (void)backend->execute(context, harness.handle(), span); });
   std::printf("operator new calls per call on the calling thread: native %.2f, delegate %.2f\n",
               static_cast<double>(native) / kCalls, static_cast<double>(delegate) / kCalls);
-  EXPECT_LE(delegate, native) << "the delegate allocates on every execute";
+  // OpenVINO's own count wobbles by a few allocations over hundreds of calls (its thread pool
+  // occasionally allocates on the calling thread); one allocation per call of ours would add
+  // kCalls, and re-binding a single tensor per call several times that.
+  EXPECT_LT(delegate - native, kCalls / 10) << "the delegate allocates on every execute";
 }
 
 }  // namespace
