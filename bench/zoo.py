@@ -285,7 +285,7 @@ def prepare(entry, folder: Path, run: ModelRun, et_openvino) -> dict:
     import executorch_openvino
     from executorch_openvino import compile_specs
     from executorch_openvino.blob import parse_blob
-    from executorch_openvino.cli.bench import _single_partition
+    from executorch_openvino.cli.bench import single_partition
 
     model, inputs = entry.make()
     folder.mkdir(parents=True, exist_ok=True)
@@ -323,7 +323,7 @@ def prepare(entry, folder: Path, run: ModelRun, et_openvino) -> dict:
         except Exception as error:
             run.results[ET_OV] = Result(note=f"lowering failed: {type(error).__name__}: {error}"[:200])
 
-    found = _single_partition(ptes["ours"].read_bytes(), "forward")
+    found = single_partition(ptes["ours"].read_bytes(), "forward")
     if isinstance(found, str):
         run.results[NATIVE] = Result(note=found)
     else:

@@ -60,7 +60,7 @@ class Row:
 # --- native OpenVINO ---------------------------------------------------------------------------------
 
 
-def _single_partition(pte_bytes: bytes, method: str):
+def single_partition(pte_bytes: bytes, method: str):
     """(the delegate, its data, its input positions, its output positions) when `method` is exactly
     one executorch_openvino partition and nothing else; otherwise the reason as a string."""
     from executorch.exir._serialize._program import deserialize_pte_binary
@@ -91,7 +91,7 @@ def _single_partition(pte_bytes: bytes, method: str):
 def native_openvino(pte_bytes: bytes, method: str, inputs: Sequence) -> Tuple[Optional[Callable], Callable, str]:
     """(a call running one inference natively, a function returning its outputs as
     (method output index, array) pairs, a description) or (None, None, the reason)."""
-    found = _single_partition(pte_bytes, method)
+    found = single_partition(pte_bytes, method)
     if isinstance(found, str):
         return None, None, found
     delegate, data, call_args, plan_inputs, plan_outputs = found
