@@ -301,16 +301,16 @@ def prepare(entry, folder: Path, run: ModelRun, et_openvino) -> dict:
         ptes[variant] = path
         return lowered
 
-    with step(f"  lowering to executorch_openvino"):
+    with step("  lowering to executorch_openvino"):
         ours = lower("ours", [executorch_openvino.OpenvinoPartitioner()])
     inside, outside, partitions = _operator_counts(ours, executorch_openvino.BACKEND_ID)
     run.delegated = f"{inside}/{inside + outside} ops in {partitions} partition(s)"
-    with step(f"  lowering to XNNPACK"):
+    with step("  lowering to XNNPACK"):
         try:
             lower("xnnpack", [XnnpackPartitioner()])
         except Exception as error:
             run.results[XNNPACK] = Result(note=f"lowering failed: {type(error).__name__}: {error}"[:200])
-    with step(f"  lowering with no delegate"):
+    with step("  lowering with no delegate"):
         try:
             lower("kernels", [])
         except Exception as error:
