@@ -55,6 +55,27 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const 
 // loading failed; may span lines, always last). Valid until the thread's next call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 
+// Process-wide defaults for programs loaded from now on, by option key: device, performance_hint,
+// num_threads, num_streams, inference_precision, cache_dir, enable_mmap, enable_profiling. They
+// override the program's compile specs and the environment (EXECUTORCH_OPENVINO_<KEY>), and are
+// overridden by load-time options (runtime_specs for our backend id). An empty or NULL value
+// removes the key. Returns 0, or the ExecuTorch error code (InvalidArgument for an unknown key or
+// a bad value; executorch_openvino_last_error() says which).
+EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, const char* value);
+
+// The value a load would take for `key` from executorch_openvino_set_option or the environment,
+// "" when neither sets it (or the key is unknown). Valid until the thread's next call.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_get_option(const char* key);
+
+// The option keys, comma-separated.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_option_keys(void);
+
+// One line per compiled model alive in the process: device, source (ir / precompiled), how many
+// loaded methods share it, and the properties OpenVINO reports for it (EXECUTION_DEVICES,
+// PERFORMANCE_HINT, INFERENCE_NUM_THREADS, NUM_STREAMS, INFERENCE_PRECISION_HINT, PERF_COUNT).
+// Valid until the thread's next call.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_compiled_models(void);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

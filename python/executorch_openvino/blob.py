@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAGIC = b"EOVB"
 MAJOR_VERSION = 1
-MINOR_VERSION = 0
+MINOR_VERSION = 1  # 1.1 added precompiled models
 PAYLOAD_ALIGNMENT = 64
 
 SECTION_IR_XML = 1
 SECTION_IR_WEIGHTS = 2
+SECTION_PRECOMPILED = 3
 
 _HEADER = struct.Struct("<4sHHIIQII")  # magic, major, minor, header size, count, total size, flags, crc
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc, offset, length
@@ -27,11 +28,55 @@ def _align(value: int) -> int:
     return (value + PAYLOAD_ALIGNMENT - 1) // PAYLOAD_ALIGNMENT * PAYLOAD_ALIGNMENT
 
 
-def build_blob(ir_xml: bytes, ir_weights: bytes = b"") -> bytes:
-    """Packs an OpenVINO IR (the .xml text and the .bin weights) into a delegate blob."""
+@dataclass(frozen=True)
+class PrecompiledModel:
+    """A compiled model exported for one device, with what the runtime checks before using it."""
+
+    device: str
+    openvino_version: str  # the build number of the runtime that compiled it
+    properties: dict[str, str]  # the OpenVINO properties it was compiled with
+    model: bytes  # what compiled_model.export_model() wrote
+
+
+def _precompiled_payload(model: PrecompiledModel) -> bytes:
+    lines = [f"device={model.device}", f"openvino={model.openvino_version}"]
+    lines += [f"property:{key}={value}" for key, value in sorted(model.properties.items())]
+    meta = "".join(line + "\n" for line in lines).encode()
+    if any(b < 0x20 and b != 0x0A for b in meta):
+        raise ValueError("precompiled model metadata must be printable text")
+    head = struct.pack("<I", len(meta)) + meta
+    return head + bytes(_align(len(head)) - len(head)) + bytes(model.model)
+
+
+def _parse_precompiled(payload: bytes) -> PrecompiledModel:
+    if len(payload) < 4:
+        raise ValueError("precompiled section too short")
+    (meta_size,) = struct.unpack_from("<I", payload, 0)
+    if meta_size > len(payload) - 4:
+        raise ValueError("precompiled section metadata overruns it")
+    fields: dict[str, str] = {}
+    properties: dict[str, str] = {}
+    for line in payload[4 : 4 + meta_size].decode().split("\n"):
+        if not line:
+            continue
+        key, _, value = line.partition("=")
+        if key.startswith("property:"):
+            properties[key[len("property:") :]] = value
+        else:
+            fields[key] = value
+    start = _align(4 + meta_size)
+    if start >= len(payload) or "device" not in fields or "openvino" not in fields:
+        raise ValueError("precompiled section is incomplete")
+    return PrecompiledModel(fields["device"], fields["openvino"], properties, bytes(payload[start:]))
+
+
+def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = ()) -> bytes:
+    """Packs an OpenVINO IR (the .xml text and the .bin weights), and any models precompiled for
+    named devices, into a delegate blob."""
     if not ir_xml:
         raise ValueError("the IR XML is empty")
     sections = [(SECTION_IR_XML, bytes(ir_xml)), (SECTION_IR_WEIGHTS, bytes(ir_weights))]
+    sections += [(SECTION_PRECOMPILED, _precompiled_payload(model)) for model in precompiled]
     header_size = _HEADER.size + _ENTRY.size * len(sections)
 
     offset = _align(header_size)
@@ -56,6 +101,7 @@ class ParsedBlob:
     minor_version: int
     ir_xml: bytes
     ir_weights: bytes
+    precompiled: list[PrecompiledModel] = field(default_factory=list)
 
 
 def parse_blob(data: bytes) -> ParsedBlob:
@@ -79,12 +125,16 @@ def parse_blob(data: bytes) -> ParsedBlob:
     if zlib.crc32(bytes(zeroed)) != crc:
         raise ValueError("header checksum mismatch")
     payloads = {}
+    precompiled = []
     for i in range(count):
         kind, section_crc, offset, length = _ENTRY.unpack_from(data, _HEADER.size + i * _ENTRY.size)
         payload = bytes(data[offset : offset + length])
         if offset < header_size or len(payload) != length or zlib.crc32(payload) != section_crc:
             raise ValueError(f"section {i} is corrupt")
-        payloads[kind] = payload
+        if kind == SECTION_PRECOMPILED:
+            precompiled.append(_parse_precompiled(payload))
+        else:
+            payloads[kind] = payload
     if not payloads.get(SECTION_IR_XML):
         raise ValueError("no IR XML section")
-    return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""))
+    return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled)

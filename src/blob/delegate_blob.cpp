@@ -44,6 +44,51 @@ struct Entry {
   uint64_t length;
 };
 
+bool is_text(const uint8_t* data, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    if (data[i] < 0x20 && data[i] != '\n') return false;
+  }
+  return true;
+}
+
+// Reads a precompiled section's payload; returns the error text, empty on success.
+std::string parse_precompiled(const Span& payload, PrecompiledModel& out) {
+  if (payload.size < 4) return "is " + std::to_string(payload.size) + " bytes, too short for its metadata size";
+  const uint32_t meta_size = read_u32(payload.data);
+  if (meta_size > payload.size - 4) {
+    return "declares " + std::to_string(meta_size) + " bytes of metadata in a " + std::to_string(payload.size) +
+           "-byte payload";
+  }
+  const uint8_t* meta = payload.data + 4;
+  if (!is_text(meta, meta_size)) return "has metadata that is not text";
+  const size_t model_offset = align_up(4 + static_cast<size_t>(meta_size));
+  if (model_offset >= payload.size) return "has no model bytes after its metadata";
+  const std::string text(reinterpret_cast<const char*>(meta), meta_size);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos || eq == 0) return "has a metadata line without key=value: '" + line + "'";
+    const std::string key = line.substr(0, eq);
+    const std::string value = line.substr(eq + 1);
+    if (key == "device") {
+      out.device = value;
+    } else if (key == "openvino") {
+      out.openvino_version = value;
+    } else if (key.rfind("property:", 0) == 0 && key.size() > 9) {
+      out.properties.emplace_back(key.substr(9), value);
+    }  // other keys: from a newer writer, ignored
+  }
+  if (out.device.empty()) return "names no device";
+  if (out.openvino_version.empty()) return "names no OpenVINO version";
+  out.model = Span{payload.data + model_offset, payload.size - model_offset};
+  return {};
+}
+
 }  // namespace
 
 ParseResult parse(const void* data_in, size_t size) {
@@ -127,6 +172,14 @@ ParseResult parse(const void* data_in, size_t size) {
         have_weights = true;
         parsed.ir_weights = payload;
         break;
+      case SectionKind::kPrecompiled: {
+        PrecompiledModel model;
+        if (std::string error = parse_precompiled(payload, model); !error.empty()) {
+          return fail("precompiled " + which + " " + error);
+        }
+        parsed.precompiled.push_back(std::move(model));
+        break;
+      }
       default:
         break;  // a section from a newer minor version: checked above, otherwise ignored
     }
@@ -135,12 +188,31 @@ ParseResult parse(const void* data_in, size_t size) {
   return ParseResult{parsed, {}};
 }
 
-std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights) {
-  const uint32_t count = 2;
+std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
+                           const std::vector<PrecompiledInput>& precompiled) {
+  // Payloads in section order: XML, weights, then each precompiled model.
+  std::vector<std::pair<SectionKind, std::vector<uint8_t>>> payloads;
+  payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(ir_xml.begin(), ir_xml.end()));
+  payloads.emplace_back(SectionKind::kIrWeights, ir_weights);
+  for (const PrecompiledInput& model : precompiled) {
+    std::string meta = "device=" + model.device + "\nopenvino=" + model.openvino_version + "\n";
+    for (const auto& [key, value] : model.properties) meta += "property:" + key + "=" + value + "\n";
+    std::vector<uint8_t> payload(align_up(4 + meta.size()), 0);
+    write_u32(payload.data(), static_cast<uint32_t>(meta.size()));
+    std::memcpy(payload.data() + 4, meta.data(), meta.size());
+    payload.insert(payload.end(), model.model.begin(), model.model.end());
+    payloads.emplace_back(SectionKind::kPrecompiled, std::move(payload));
+  }
+
+  const uint32_t count = static_cast<uint32_t>(payloads.size());
   const size_t header_size = kFixedHeaderSize + count * kEntrySize;
-  const size_t xml_offset = align_up(header_size);
-  const size_t weights_offset = align_up(xml_offset + ir_xml.size());
-  const size_t total = weights_offset + ir_weights.size();
+  std::vector<Entry> entries;
+  size_t offset = align_up(header_size);
+  for (const auto& [kind, payload] : payloads) {
+    entries.push_back({static_cast<uint32_t>(kind), crc32(payload.data(), payload.size()), offset, payload.size()});
+    offset = align_up(offset + payload.size());
+  }
+  const size_t total = entries.back().offset + entries.back().length;
 
   std::vector<uint8_t> out(total, 0);
   std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
@@ -150,16 +222,9 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
   write_u32(out.data() + kSectionCountOffset, count);
   write_u64(out.data() + kTotalSizeOffset, total);
   write_u32(out.data() + kFlagsOffset, 0);
-
-  std::memcpy(out.data() + xml_offset, ir_xml.data(), ir_xml.size());
-  if (!ir_weights.empty()) std::memcpy(out.data() + weights_offset, ir_weights.data(), ir_weights.size());
-
-  const Entry entries[count] = {
-      {static_cast<uint32_t>(SectionKind::kIrXml), crc32(ir_xml.data(), ir_xml.size()), xml_offset, ir_xml.size()},
-      {static_cast<uint32_t>(SectionKind::kIrWeights), crc32(ir_weights.data(), ir_weights.size()), weights_offset,
-       ir_weights.size()},
-  };
   for (uint32_t i = 0; i < count; ++i) {
+    const std::vector<uint8_t>& payload = payloads[i].second;
+    if (!payload.empty()) std::memcpy(out.data() + entries[i].offset, payload.data(), payload.size());
     uint8_t* e = out.data() + kFixedHeaderSize + i * kEntrySize;
     write_u32(e + kEntryKindOffset, entries[i].kind);
     write_u32(e + kEntryCrcOffset, entries[i].crc);

@@ -1,5 +1,5 @@
-// The delegate blob: our versioned container for what the ahead-of-time step hands the runtime
-// (the IR's XML and weights today; room for a precompiled model and shape bounds later).
+// The delegate blob: our versioned container for what the ahead-of-time step hands the runtime:
+// the IR's XML and weights, and optionally models precompiled for named devices.
 // Layout and compatibility rules: docs/delegate-blob-format.md. Depends on nothing.
 //
 // All integers little-endian. Header (32 bytes), then a section table, then section payloads:
@@ -18,13 +18,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace executorch_openvino::blob {
 
 inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
 inline constexpr uint16_t kMajorVersion = 1;
-inline constexpr uint16_t kMinorVersion = 0;
+inline constexpr uint16_t kMinorVersion = 1;  // 1.1 added precompiled models
 
 inline constexpr size_t kMagicOffset = 0;
 inline constexpr size_t kMajorOffset = kMagicOffset + 4;
@@ -49,6 +50,11 @@ inline constexpr size_t kPayloadAlignment = 64;
 enum class SectionKind : uint32_t {
   kIrXml = 1,      // OpenVINO IR, the .xml text (required, non-empty)
   kIrWeights = 2,  // OpenVINO IR, the .bin weights (optional)
+  // A compiled model exported for one device (any number, since 1.1). Payload: u32 metadata size
+  // M, M bytes of "key=value" lines (device=, openvino= build number, property:NAME= for each
+  // property it was compiled with), zero padding to the next multiple of 64 from the payload
+  // start, then the bytes export_model wrote.
+  kPrecompiled = 3,
 };
 
 struct Span {
@@ -56,10 +62,18 @@ struct Span {
   size_t size = 0;
 };
 
+struct PrecompiledModel {
+  std::string device;
+  std::string openvino_version;  // the build number of the runtime that compiled it
+  std::vector<std::pair<std::string, std::string>> properties;
+  Span model;
+};
+
 struct ParsedBlob {
   uint16_t minor_version = 0;
   Span ir_xml;
   Span ir_weights;  // size 0 when the model has no weights
+  std::vector<PrecompiledModel> precompiled;
 };
 
 struct ParseResult {
@@ -71,7 +85,15 @@ struct ParseResult {
 // returns views into `data`; never reads outside [data, data + size).
 ParseResult parse(const void* data, size_t size);
 
+struct PrecompiledInput {
+  std::string device;
+  std::string openvino_version;
+  std::vector<std::pair<std::string, std::string>> properties;
+  std::vector<uint8_t> model;
+};
+
 // Serialises a blob (used by tests and tools; the Python package writes the same format).
-std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights);
+std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
+                           const std::vector<PrecompiledInput>& precompiled = {});
 
 }  // namespace executorch_openvino::blob

@@ -4,8 +4,10 @@
 
 #include <string>
 
+#include "delegate/compiled_model_cache.h"
 #include "delegate/errors.h"
 #include "delegate/openvino_backend.h"
+#include "delegate/runtime_options.h"
 #include "openvino_api/runtime.h"
 
 namespace {
@@ -60,7 +62,37 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void) {
   }
   text += "devices=" + listed + "\n";
   text += "cores_created=" + std::to_string(runtime.value()->cores_created()) + "\n";
+  const executorch_openvino::delegate::CacheStats stats = executorch_openvino::delegate::compiled_model_stats();
+  text += "compiled_models_created=" + std::to_string(stats.compiled) + "\n";
+  text += "compiled_models_reused=" + std::to_string(stats.reused) + "\n";
+  text += "compiled_models_live=" + std::to_string(stats.live) + "\n";
   if (!devices.ok()) text += "error=" + devices.failure().message + "\n";
+  return text.c_str();
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, const char* value) {
+  namespace delegate = executorch_openvino::delegate;
+  delegate::clear_last_error();
+  executorch_openvino::Status set =
+      delegate::set_process_option(key == nullptr ? "" : key, value == nullptr ? "" : value);
+  return set.ok() ? 0 : static_cast<int>(delegate::report(set.failure()));
+}
+
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_get_option(const char* key) {
+  thread_local std::string value;
+  value = executorch_openvino::delegate::effective_process_option(key == nullptr ? "" : key).value_or("");
+  return value.c_str();
+}
+
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_option_keys(void) {
+  thread_local std::string keys;
+  keys = executorch_openvino::delegate::option_keys_text();
+  return keys.c_str();
+}
+
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_compiled_models(void) {
+  thread_local std::string text;
+  text = executorch_openvino::delegate::describe_compiled_models();
   return text.c_str();
 }
 

@@ -54,16 +54,28 @@ bool writable_folder(const std::filesystem::path& folder) {
 
 }  // namespace
 
+const std::string* find_property(const CompileOptions& options, const char* key) {
+  for (const ov::Property& property : options.properties) {
+    if (property.key == key) return &property.value;
+  }
+  return nullptr;
+}
+
 std::string apply_defaults(CompileOptions& options) {
   if (!has_property(options, "PERFORMANCE_HINT")) options.properties.push_back({"PERFORMANCE_HINT", "LATENCY"});
-  if (has_property(options, "CACHE_DIR")) return {};
-  std::optional<std::filesystem::path> cache = loader::read_environment_path(kCacheDirVariable);
-  if (!cache) return {};
-  if (!writable_folder(*cache)) {
-    return std::string(kCacheDirVariable) + "=" + loader::to_utf8(*cache) +
-           " cannot be written; compiling without a model cache";
+  const std::string& device = options.device;
+  const bool cpu_or_virtual = device == "CPU" || device.rfind("CPU.", 0) == 0 || device.rfind("AUTO", 0) == 0 ||
+                              device.rfind("HETERO", 0) == 0 || device.rfind("MULTI", 0) == 0;
+  if (cpu_or_virtual && !has_property(options, "INFERENCE_PRECISION_HINT")) {
+    options.properties.push_back({"INFERENCE_PRECISION_HINT", "f32"});
   }
-  options.properties.push_back({"CACHE_DIR", loader::to_utf8(*cache)});
+  for (auto it = options.properties.begin(); it != options.properties.end(); ++it) {
+    if (it->key != "CACHE_DIR") continue;
+    const std::string folder = it->value;
+    if (writable_folder(std::filesystem::u8path(folder))) return {};
+    options.properties.erase(it);
+    return "cache folder '" + folder + "' cannot be written; compiling without a model cache";
+  }
   return {};
 }
 

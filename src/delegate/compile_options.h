@@ -20,14 +20,18 @@ struct CompileOptions {
 // compile_model; anything else is refused, naming the key.
 Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
 
-inline constexpr const char kCacheDirVariable[] = "EXECUTORCH_OPENVINO_CACHE_DIR";
+// The value of an OpenVINO property in `options`, or nullptr when unset.
+const std::string* find_property(const CompileOptions& options, const char* key);
 
-// Defaults for properties the program does not set:
+// Defaults for what neither the program nor the run-time options set, and checks:
 //   PERFORMANCE_HINT=LATENCY: ExecuTorch calls a delegate synchronously, one request at a time;
 //     threads and streams are left to OpenVINO.
-//   CACHE_DIR from EXECUTORCH_OPENVINO_CACHE_DIR: OpenVINO stores compiled models there, and a
-//     later load of the same model imports instead of compiling. A folder that cannot be created
-//     or written is skipped with a warning (returned), never a failure.
+//   INFERENCE_PRECISION_HINT=f32 on CPU and on virtual devices (AUTO, HETERO:..., which may pick
+//     the CPU): OpenVINO's CPU default is bf16 where the processor has it, and an fp32 PyTorch
+//     model should give fp32 results. GPU and NPU keep their own defaults.
+//   CACHE_DIR (from any channel): OpenVINO stores compiled models there, and a later load of the
+//     same model imports instead of compiling. A folder that cannot be created or written is
+//     dropped with a warning (returned), never a failure.
 std::string apply_defaults(CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate

@@ -1,45 +1,51 @@
 #include "delegate/compiled_method.h"
 
+#include <array>
+#include <cstring>
 #include <new>
 #include <string>
+
+#include <executorch/runtime/core/event_tracer_hooks_delegate.h>
+#include <executorch/runtime/core/exec_aten/util/tensor_util.h>
+#include <executorch/runtime/platform/platform.h>
 
 namespace executorch_openvino::delegate {
 
 using executorch::runtime::EValue;
-using executorch::runtime::FreeableBuffer;
+using executorch::runtime::EventTracer;
 using executorch::runtime::Span;
 
-Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime, CompiledModel compiled,
-                                                FreeableBuffer* processed) {
-  Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled.model.get());
+Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime,
+                                                std::shared_ptr<const CompiledModel> compiled) {
+  Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
   if (!request.ok()) return request.failure();
-  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), processed);
+  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled));
   method->request_ = std::move(request).value();
   return method;
 }
 
-CompiledMethod::CompiledMethod(ov::Runtime& runtime, CompiledModel compiled, FreeableBuffer* processed)
+CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled)
     : runtime_(runtime),
       compiled_(std::move(compiled)),
       request_(nullptr, {}),
-      input_bindings_(compiled_.inputs.size()),
-      output_bindings_(compiled_.outputs.size()),
-      processed_(processed) {}
+      input_bindings_(compiled_->inputs.size()),
+      output_bindings_(compiled_->outputs.size()) {
+  for (const ov::PortInfo& port : compiled_->outputs) output_is_dynamic_.push_back(!port.is_static());
+}
 
 CompiledMethod::~CompiledMethod() {
-  // Order matters: tensors and the request before the compiled model, and the compiled model before
-  // the blob whose weights it may still read.
+  // Tensors and the request before the compiled model (released last, with its weights, by the
+  // shared pointer once no other method uses it).
   input_bindings_.clear();
   output_bindings_.clear();
   request_.reset();
-  compiled_.model.reset();
-  if (processed_ != nullptr) processed_->Free();
+  compiled_.reset();
 }
 
-Status CompiledMethod::execute(Span<EValue*> args) {
+Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const size_t inputs = compiled_.inputs.size();
-  const size_t outputs = compiled_.outputs.size();
+  const size_t inputs = compiled_->inputs.size();
+  const size_t outputs = compiled_->outputs.size();
   if (args.size() != inputs + outputs) {
     return Failure{FailureKind::kInvalidArgument,
                    "expected " + std::to_string(inputs) + " inputs and " + std::to_string(outputs) + " outputs (" +
@@ -55,29 +61,89 @@ Status CompiledMethod::execute(Span<EValue*> args) {
       return Failure{FailureKind::kInvalidArgument,
                      std::string(role) + " " + std::to_string(index) + ": expected a tensor, got another kind of value"};
     }
+    if (!is_input && output_is_dynamic_[index]) continue;  // resized after inference
     // A tensor identical to the one bound last call was checked then (the usual steady state).
     const TensorBinding& binding = is_input ? input_bindings_[index] : output_bindings_[index];
     if (binding.matches(value->toTensor())) continue;
-    const ov::PortInfo& port = is_input ? compiled_.inputs[index] : compiled_.outputs[index];
+    const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
   }
   if (Status bound = bind_all(args); !bound.ok()) return bound;
-  return ov::infer(runtime_, request_.get());
+
+  if (tracer == nullptr) {
+    if (Status done = ov::infer(runtime_, request_.get()); !done.ok()) return done;
+  } else {
+    const et_timestamp_t start = et_pal_current_ticks();
+    auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
+        tracer, "OpenVINO inference", executorch::runtime::kUnsetDebugHandle);
+    Status done = ov::infer(runtime_, request_.get());
+    executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
+    if (!done.ok()) return done;
+    if (compiled_->profiling) record_layers(tracer, start);
+  }
+  return copy_dynamic_outputs(args);
 }
 
 Status CompiledMethod::bind_all(Span<EValue*> args) {
-  const size_t inputs = compiled_.inputs.size();
+  const size_t inputs = compiled_->inputs.size();
   for (size_t i = 0; i < inputs; ++i) {
     Status bound = input_bindings_[i].bind(runtime_, request_.get(), true, i, args[i]->toTensor(),
-                                           compiled_.inputs[i].type);
+                                           compiled_->inputs[i].type);
     if (!bound.ok()) return bound;
   }
-  for (size_t i = 0; i < compiled_.outputs.size(); ++i) {
+  for (size_t i = 0; i < compiled_->outputs.size(); ++i) {
+    if (output_is_dynamic_[i]) continue;
     Status bound = output_bindings_[i].bind(runtime_, request_.get(), false, i, args[inputs + i]->toTensor(),
-                                            compiled_.outputs[i].type);
+                                            compiled_->outputs[i].type);
     if (!bound.ok()) return bound;
   }
   return ok_status();
+}
+
+Status CompiledMethod::copy_dynamic_outputs(Span<EValue*> args) {
+  const size_t inputs = compiled_->inputs.size();
+  for (size_t i = 0; i < compiled_->outputs.size(); ++i) {
+    if (!output_is_dynamic_[i]) continue;
+    Outcome<ov::OutputView> produced = ov::output_tensor(runtime_, request_.get(), i);
+    if (!produced.ok()) return produced.failure();
+    const ov::OutputView& view = produced.value();
+    executorch::aten::Tensor target = args[inputs + i]->toTensor();
+    std::array<executorch::aten::SizesType, TensorBinding::kMaxRank> sizes{};
+    if (view.dims.size() > sizes.size() || view.dims.size() != static_cast<size_t>(target.dim())) {
+      return Failure{FailureKind::kInvalidArgument, "output " + std::to_string(i) + " has rank " +
+                                                        std::to_string(view.dims.size()) + " but ExecuTorch's tensor has rank " +
+                                                        std::to_string(target.dim())};
+    }
+    for (size_t d = 0; d < view.dims.size(); ++d) sizes[d] = static_cast<executorch::aten::SizesType>(view.dims[d]);
+    executorch::runtime::Error resized =
+        executorch::runtime::resize_tensor(target, {sizes.data(), view.dims.size()});
+    if (resized != executorch::runtime::Error::Ok || target.nbytes() != view.byte_size) {
+      std::string shape = "[";
+      for (size_t d = 0; d < view.dims.size(); ++d) shape += (d ? "," : "") + std::to_string(view.dims[d]);
+      return Failure{FailureKind::kInvalidArgument,
+                     "output " + std::to_string(i) + " came out with shape " + shape +
+                         "], which does not fit the memory ExecuTorch planned for it (its upper bound)"};
+    }
+    if (view.byte_size > 0) std::memcpy(target.mutable_data_ptr(), view.data, view.byte_size);
+  }
+  return ok_status();
+}
+
+void CompiledMethod::record_layers(EventTracer* tracer, et_timestamp_t start) {
+  Outcome<std::vector<ov::LayerProfile>> layers = ov::profiling_info(runtime_, request_.get());
+  if (!layers.ok()) return;  // profiling is best effort; the inference itself succeeded
+  // OpenVINO reports durations, not start times: lay the layers end to end from the call's start.
+  const et_tick_ratio_t ratio = et_pal_ticks_to_ns_multiplier();
+  et_timestamp_t cursor = start;
+  for (const ov::LayerProfile& layer : layers.value()) {
+    const et_timestamp_t ticks =
+        static_cast<et_timestamp_t>(layer.real_time_us) * 1000 * ratio.denominator / ratio.numerator;
+    const std::string metadata = layer.node_type + ":" + layer.exec_type;
+    executorch::runtime::event_tracer_log_profiling_delegate(tracer, layer.name.c_str(),
+                                                             executorch::runtime::kUnsetDebugHandle, cursor,
+                                                             cursor + ticks, metadata.data(), metadata.size());
+    cursor += ticks;
+  }
 }
 
 }  // namespace executorch_openvino::delegate

@@ -1,12 +1,14 @@
-// The state behind one delegate handle: a compiled model, its infer request, and the bindings of
-// ExecuTorch's tensors to it. Executes one call at a time (a mutex guards the request).
+// The state behind one delegate handle: a (possibly shared) compiled model, this method's own
+// infer request, and the bindings of ExecuTorch's tensors to it. Executes one call at a time (a
+// mutex guards the request); different methods run concurrently.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
 #include <executorch/runtime/core/evalue.h>
-#include <executorch/runtime/core/freeable_buffer.h>
+#include <executorch/runtime/core/event_tracer.h>
 #include <executorch/runtime/core/span.h>
 
 #include "common/outcome.h"
@@ -18,30 +20,35 @@ namespace executorch_openvino::delegate {
 
 class CompiledMethod {
  public:
-  // `processed` holds the blob the compiled model may still point into (OpenVINO's CPU plugin uses
-  // some constants in place); it is freed when this object is, right after the compiled model.
-  static Outcome<CompiledMethod*> create(void* storage, ov::Runtime& runtime, CompiledModel compiled,
-                                         executorch::runtime::FreeableBuffer* processed);
+  static Outcome<CompiledMethod*> create(void* storage, ov::Runtime& runtime,
+                                         std::shared_ptr<const CompiledModel> compiled);
   ~CompiledMethod();
   CompiledMethod(const CompiledMethod&) = delete;
   CompiledMethod& operator=(const CompiledMethod&) = delete;
 
-  // `args` holds the inputs, then the outputs, as ExecuTorch passes them to a delegate.
-  Status execute(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  // `args` holds the inputs, then the outputs, as ExecuTorch passes them to a delegate. With an
+  // event tracer, the inference is recorded as a delegate event, and OpenVINO's per-layer times too
+  // when the model was compiled with profiling on.
+  Status execute(executorch::runtime::Span<executorch::runtime::EValue*> args,
+                 executorch::runtime::EventTracer* tracer);
 
-  size_t input_count() const { return compiled_.inputs.size(); }
-  size_t output_count() const { return compiled_.outputs.size(); }
+  size_t input_count() const { return compiled_->inputs.size(); }
+  size_t output_count() const { return compiled_->outputs.size(); }
+  const CompiledModel& compiled() const { return *compiled_; }
 
  private:
-  CompiledMethod(ov::Runtime& runtime, CompiledModel compiled, executorch::runtime::FreeableBuffer* processed);
+  CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled);
   Status bind_all(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  // Outputs of dynamic shape are allocated by OpenVINO: resize ExecuTorch's tensor and copy.
+  Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  void record_layers(executorch::runtime::EventTracer* tracer, et_timestamp_t start);
 
   ov::Runtime& runtime_;
-  CompiledModel compiled_;
+  std::shared_ptr<const CompiledModel> compiled_;
   ov::InferRequestPtr request_;
   std::vector<TensorBinding> input_bindings_;
   std::vector<TensorBinding> output_bindings_;
-  executorch::runtime::FreeableBuffer* processed_;
+  std::vector<bool> output_is_dynamic_;
   std::mutex mutex_;
 };
 

@@ -30,20 +30,35 @@ Error to_error(FailureKind kind) {
   return Error::Internal;
 }
 
-Error report(const Failure& failure) {
-  thread_last_error() = "executorch_openvino: " + failure.message;
-  const std::string& text = thread_last_error();
+namespace {
+
+void log_in_pieces(executorch::runtime::LogLevel level, const std::string& text) {
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     for (size_t piece = start; piece < end; piece += kLogPieceLength) {
       const size_t length = std::min(kLogPieceLength, end - piece);
-      ET_LOG(Error, "%.*s", static_cast<int>(length), text.c_str() + piece);
+      if (level == executorch::runtime::LogLevel::Error) {
+        ET_LOG(Error, "%.*s", static_cast<int>(length), text.c_str() + piece);
+      } else {
+        ET_LOG(Info, "%.*s", static_cast<int>(length), text.c_str() + piece);
+      }
     }
     start = end + 1;
   }
+}
+
+}  // namespace
+
+Error report(const Failure& failure) {
+  thread_last_error() = "executorch_openvino: " + failure.message;
+  log_in_pieces(executorch::runtime::LogLevel::Error, thread_last_error());
   return to_error(failure.kind);
+}
+
+void log_info(const std::string& message) {
+  log_in_pieces(executorch::runtime::LogLevel::Info, "executorch_openvino: " + message);
 }
 
 void clear_last_error() { thread_last_error().clear(); }

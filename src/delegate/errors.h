@@ -16,6 +16,9 @@ executorch::runtime::Error to_error(FailureKind kind);
 // Logs `failure`, remembers it for the calling thread, and returns its ExecuTorch error.
 executorch::runtime::Error report(const Failure& failure);
 
+// Logs an informational message in full (not an error; not kept as the last error).
+void log_info(const std::string& message);
+
 // Clears the calling thread's last error (at the start of each delegate call).
 void clear_last_error();
 const char* last_error();

@@ -1,7 +1,13 @@
 #include "delegate/model_compiler.h"
 
+#include <algorithm>
+#include <cstring>
+#include <new>
+
 namespace executorch_openvino::delegate {
 namespace {
+
+constexpr size_t kWeightsAlignment = 64;
 
 bool is_virtual_device(const std::string& device) {
   if (device.find(':') != std::string::npos) return true;
@@ -11,7 +17,65 @@ bool is_virtual_device(const std::string& device) {
   return false;
 }
 
+// Why `candidate` cannot stand in for compiling the IR with `options`; empty when it can.
+std::string precompiled_mismatch(ov::Runtime& runtime, const blob::PrecompiledModel& candidate,
+                                 const CompileOptions& options) {
+  if (candidate.device != options.device) {
+    return "it was compiled for " + candidate.device + " and the program loads for " + options.device;
+  }
+  if (candidate.openvino_version != runtime.build_number()) {
+    return "it was compiled by OpenVINO " + candidate.openvino_version + " and this runtime is " +
+           runtime.build_number();
+  }
+  auto recorded = candidate.properties;
+  std::sort(recorded.begin(), recorded.end());
+  const auto wanted = compilation_properties(options);
+  if (recorded != wanted) {
+    auto text = [](const std::vector<std::pair<std::string, std::string>>& properties) {
+      std::string out;
+      for (const auto& [key, value] : properties) out += (out.empty() ? "" : " ") + key + "=" + value;
+      return out.empty() ? std::string("none") : out;
+    };
+    return "it was compiled with {" + text(recorded) + "} and the program loads with {" + text(wanted) + "}";
+  }
+  return {};
+}
+
+std::string read_back_properties(ov::Runtime& runtime, const ov::ov_compiled_model* model) {
+  std::string text;
+  for (const char* key : {"EXECUTION_DEVICES", "PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
+                          "INFERENCE_PRECISION_HINT", "PERF_COUNT"}) {
+    // Virtual devices do not report every property; what they do not know is left out.
+    Outcome<std::string> value = ov::compiled_model_property(runtime, model, key);
+    if (value.ok()) text += (text.empty() ? "" : " ") + std::string(key) + "=" + value.value();
+  }
+  return text;
+}
+
 }  // namespace
+
+void AlignedBytes::Free::operator()(uint8_t* p) const {
+  ::operator delete[](p, std::align_val_t(kWeightsAlignment));
+}
+
+AlignedBytes AlignedBytes::copy_of(const uint8_t* source, size_t size) {
+  AlignedBytes bytes;
+  if (size == 0) return bytes;
+  bytes.data.reset(static_cast<uint8_t*>(::operator new[](size, std::align_val_t(kWeightsAlignment))));
+  std::memcpy(bytes.data.get(), source, size);
+  bytes.size = size;
+  return bytes;
+}
+
+std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options) {
+  std::vector<std::pair<std::string, std::string>> properties;
+  for (const ov::Property& property : options.properties) {
+    if (property.key == "CACHE_DIR" || property.key == "ENABLE_MMAP") continue;
+    properties.emplace_back(property.key, property.value);
+  }
+  std::sort(properties.begin(), properties.end());
+  return properties;
+}
 
 Status check_device(ov::Runtime& runtime, const std::string& device) {
   if (is_virtual_device(device)) return ok_status();
@@ -26,29 +90,50 @@ Status check_device(ov::Runtime& runtime, const std::string& device) {
                  "device '" + device + "' is not available; available devices: " + (listed.empty() ? "none" : listed)};
 }
 
-Outcome<CompiledModel> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed, const CompileOptions& options) {
+Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
+                                                const CompileOptions& options, std::string* why_not_precompiled) {
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
+  auto result = std::make_unique<CompiledModel>();
+  result->device = options.device;
 
-  Outcome<ov::ModelPtr> model =
-      ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size,
-                     parsed.ir_weights.data, parsed.ir_weights.size);
-  if (!model.ok()) return model.failure();
-
-  Outcome<ov::CompiledModelPtr> compiled = ov::compile_model(runtime, model->get(), options.device, options.properties);
-  if (!compiled.ok()) return compiled.failure();
-
-  Outcome<std::vector<ov::PortInfo>> inputs = ov::input_ports(runtime, compiled->get());
-  if (!inputs.ok()) return inputs.failure();
-  Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, compiled->get());
-  if (!outputs.ok()) return outputs.failure();
-  for (size_t i = 0; i < outputs->size(); ++i) {
-    if (!outputs.value()[i].is_static()) {
-      return Failure{FailureKind::kInvalidBlob, "output " + std::to_string(i) + " has the dynamic shape " +
-                                                    outputs.value()[i].shape_text() +
-                                                    "; this version runs models with static output shapes only"};
+  std::string reasons;
+  for (const blob::PrecompiledModel& candidate : parsed.precompiled) {
+    std::string mismatch = precompiled_mismatch(runtime, candidate, options);
+    if (mismatch.empty()) {
+      Outcome<ov::CompiledModelPtr> imported =
+          ov::import_model(runtime, candidate.model.data, candidate.model.size, options.device);
+      if (imported.ok()) {
+        result->model = std::move(imported).value();
+        result->from_precompiled = true;
+        break;
+      }
+      mismatch = "importing it failed: " + imported.failure().message;
     }
+    reasons += (reasons.empty() ? "" : "; ") + ("the precompiled model for " + candidate.device + " was not used: ") +
+               mismatch;
   }
-  return CompiledModel{std::move(compiled).value(), std::move(inputs).value(), std::move(outputs).value()};
+  if (!result->model) {
+    if (why_not_precompiled != nullptr && !reasons.empty()) *why_not_precompiled = reasons + "; compiling the IR";
+    result->weights = AlignedBytes::copy_of(parsed.ir_weights.data, parsed.ir_weights.size);
+    Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
+                                                 parsed.ir_xml.size, result->weights.data.get(), result->weights.size);
+    if (!model.ok()) return model.failure();
+    Outcome<ov::CompiledModelPtr> compiled =
+        ov::compile_model(runtime, model->get(), options.device, options.properties);
+    if (!compiled.ok()) return compiled.failure();
+    result->model = std::move(compiled).value();
+  }
+
+  Outcome<std::vector<ov::PortInfo>> inputs = ov::input_ports(runtime, result->model.get());
+  if (!inputs.ok()) return inputs.failure();
+  Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, result->model.get());
+  if (!outputs.ok()) return outputs.failure();
+  result->inputs = std::move(inputs).value();
+  result->outputs = std::move(outputs).value();
+  result->effective_properties = read_back_properties(runtime, result->model.get());
+  const std::string* profiling = find_property(options, "PERF_COUNT");
+  result->profiling = profiling != nullptr && *profiling == "YES";
+  return result;
 }
 
 }  // namespace executorch_openvino::delegate

@@ -1,6 +1,10 @@
-// From a parsed delegate blob to a model compiled for the chosen device.
+// From a parsed delegate blob to a model compiled for the chosen device: a precompiled model
+// imported when it fits the device, options and OpenVINO version, else the IR compiled.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "blob/delegate_blob.h"
@@ -11,18 +15,43 @@
 
 namespace executorch_openvino::delegate {
 
+// Memory aligned for OpenVINO's kernels, owned by a compiled model that may read constants from it.
+struct AlignedBytes {
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
+  std::unique_ptr<uint8_t[], Free> data;
+  size_t size = 0;
+  static AlignedBytes copy_of(const uint8_t* source, size_t size);
+};
+
+// Immutable once made; shared by every method loaded from the same blob with the same options.
 struct CompiledModel {
+  // Declared first so it is destroyed last: the compiled model may use constants in place.
+  AlignedBytes weights;
   ov::CompiledModelPtr model;
   std::vector<ov::PortInfo> inputs;
   std::vector<ov::PortInfo> outputs;
+  std::string device;
+  bool from_precompiled = false;
+  // "KEY=value" for the properties OpenVINO reports back (hint, threads, streams, precision,
+  // execution devices, profiling), for get_option-style diagnostics and tests.
+  std::string effective_properties;
+  bool profiling = false;
 };
 
-// Reads the IR (weights used in place, not copied), checks the device is present, compiles.
-// The compiled model may keep pointing into the blob's weights: the caller keeps them alive.
-Outcome<CompiledModel> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed, const CompileOptions& options);
+// Reads the IR (weights copied once into memory the compiled model owns, then used in place) or
+// imports a fitting precompiled model, after checking the device is present. `why_not_precompiled`
+// receives one line when the blob has precompiled models and none was used.
+Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
+                                                const CompileOptions& options, std::string* why_not_precompiled);
 
 // Whether `device` names a device the runtime has. Virtual devices (AUTO, HETERO:..., MULTI:...,
 // BATCH:...) are left to OpenVINO; "GPU" matches "GPU.0". The failure lists the devices there are.
 Status check_device(ov::Runtime& runtime, const std::string& device);
+
+// Properties that change how a model compiles (CACHE_DIR and ENABLE_MMAP only change how it is
+// loaded), sorted by key: what a precompiled model must have been compiled with to be used.
+std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate

@@ -2,15 +2,24 @@
 // is in model_compiler (compile), compiled_method (execute) and openvino_api (every OpenVINO call).
 #include "delegate/openvino_backend.h"
 
+#include <array>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
 #include <executorch/runtime/platform/log.h>
 
 #include <executorch_openvino/backend.h>
 
 #include "blob/delegate_blob.h"
 #include "delegate/compile_options.h"
+#include "delegate/compiled_model_cache.h"
 #include "delegate/compiled_method.h"
 #include "delegate/errors.h"
 #include "delegate/model_compiler.h"
+#include "delegate/runtime_options.h"
 #include "openvino_api/runtime.h"
 
 namespace executorch_openvino {
@@ -49,37 +58,87 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   }
   Outcome<delegate::CompileOptions> options = delegate::parse_compile_specs(compile_specs);
   if (!options.ok()) return delegate::report(options.failure());
+  if (Status applied = delegate::apply_runtime_options(options.value(), context.runtime_specs()); !applied.ok()) {
+    return delegate::report(applied.failure());
+  }
   if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) {
     ET_LOG(Info, "executorch_openvino: %s", warning.c_str());
   }
 
-  Outcome<delegate::CompiledModel> compiled = delegate::compile(*runtime.value(), *parsed.blob, options.value());
+  std::string note;
+  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
+      delegate::shared_compiled_model(*runtime.value(), *parsed.blob, options.value(), &note);
   if (!compiled.ok()) return delegate::report(compiled.failure());
+  if (!note.empty()) delegate::log_info(note);
+  // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
+  // the blob can go now instead of living as long as the method.
+  processed->Free();
 
   void* storage =
       context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
   if (storage == nullptr) return Error::MemoryAllocationFailed;
-  // Without weights nothing can point into the blob any more, so release it now; otherwise the
-  // compiled model may use constants in place, and the CompiledMethod frees the blob after it.
-  FreeableBuffer* keep = parsed.blob->ir_weights.size > 0 ? processed : nullptr;
   Outcome<delegate::CompiledMethod*> method =
-      delegate::CompiledMethod::create(storage, *runtime.value(), std::move(compiled).value(), keep);
+      delegate::CompiledMethod::create(storage, *runtime.value(), std::move(compiled).value());
   if (!method.ok()) return delegate::report(method.failure());
-  if (keep == nullptr) processed->Free();
   return method.value();
 }
 
-Error OpenvinoDelegateBackend::execute(BackendExecutionContext& /*context*/, DelegateHandle* handle,
+Error OpenvinoDelegateBackend::execute(BackendExecutionContext& context, DelegateHandle* handle,
                                        Span<EValue*> args) const {
   delegate::clear_last_error();
   if (handle == nullptr) return Error::DelegateInvalidHandle;
-  Status done = static_cast<delegate::CompiledMethod*>(handle)->execute(args);
+  Status done = static_cast<delegate::CompiledMethod*>(handle)->execute(args, context.event_tracer());
   return done.ok() ? Error::Ok : delegate::report(done.failure());
 }
 
 void OpenvinoDelegateBackend::destroy(DelegateHandle* handle) const {
   // The storage belongs to the method's allocator; only the object's own resources are ours.
   if (handle != nullptr) static_cast<delegate::CompiledMethod*>(handle)->~CompiledMethod();
+}
+
+Error OpenvinoDelegateBackend::set_option(executorch::runtime::BackendOptionContext& /*context*/,
+                                          const Span<executorch::runtime::BackendOption>& options) {
+  delegate::clear_last_error();
+  // Check all first, so a bad option changes nothing.
+  std::vector<std::pair<std::string, std::string>> accepted;
+  for (const executorch::runtime::BackendOption& option : options) {
+    auto read = delegate::read_backend_option(option);
+    if (!read.ok()) return delegate::report(read.failure());
+    if (!read->second.empty()) {
+      auto normalized = delegate::normalize_option(*read->first, read->second);
+      if (!normalized.ok()) return delegate::report(normalized.failure());
+    }
+    accepted.emplace_back(read->first->key, read->second);
+  }
+  for (const auto& [key, value] : accepted) {
+    if (Status set = delegate::set_process_option(key, value); !set.ok()) return delegate::report(set.failure());
+  }
+  return Error::Ok;
+}
+
+Error OpenvinoDelegateBackend::get_option(executorch::runtime::BackendOptionContext& /*context*/,
+                                          Span<executorch::runtime::BackendOption>& options) {
+  delegate::clear_last_error();
+  for (executorch::runtime::BackendOption& option : options) {
+    const std::string key(option.key, strnlen(option.key, executorch::runtime::kMaxOptionKeyLength));
+    if (delegate::find_option(key) == nullptr) {
+      return delegate::report(Failure{FailureKind::kInvalidArgument, "unknown option '" + key +
+                                                                          "'; known options: " +
+                                                                          delegate::option_keys_text()});
+    }
+    const std::string value = delegate::effective_process_option(key).value_or("");
+    if (std::holds_alternative<int>(option.value) && !value.empty() &&
+        value.find_first_not_of("0123456789") == std::string::npos && value.size() < 10) {
+      option.value = std::stoi(value);
+    } else if (std::holds_alternative<bool>(option.value) && (value == "YES" || value == "NO")) {
+      option.value = value == "YES";
+    } else {
+      std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+      std::strncpy(text.data(), value.c_str(), text.size() - 1);
+      option.value = text;
+    }
+  }
+  return Error::Ok;
 }
 
 namespace {

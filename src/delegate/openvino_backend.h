@@ -25,6 +25,18 @@ class EXECUTORCH_OPENVINO_API OpenvinoDelegateBackend final
                                      executorch::runtime::Span<executorch::runtime::EValue*> args) const override;
 
   void destroy(executorch::runtime::DelegateHandle* handle) const override;
+
+  // Process-wide defaults for later loads (runtime_options.h: keys, channels, precedence). An
+  // unknown key or a bad value is InvalidArgument and changes nothing; an empty string value
+  // removes the key.
+  executorch::runtime::Error set_option(
+      executorch::runtime::BackendOptionContext& context,
+      const executorch::runtime::Span<executorch::runtime::BackendOption>& options) override;
+  // Fills each option's value with what a load would use from set_option or the environment: an
+  // int or bool where the caller's value holds one and the value is one, else text ("" when
+  // unset: each program's compile spec decides).
+  executorch::runtime::Error get_option(executorch::runtime::BackendOptionContext& context,
+                                        executorch::runtime::Span<executorch::runtime::BackendOption>& options) override;
 };
 
 // What registering the backend returned when the library was loaded.

@@ -136,6 +136,27 @@ Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model,
   return CompiledModelPtr(compiled, {api.ov_compiled_model_free});
 }
 
+Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device) {
+  const SymbolTable& api = runtime.api();
+  Outcome<ov_core*> core = runtime.core();
+  if (!core.ok()) return core.failure();
+  ov_compiled_model* compiled = nullptr;
+  StatusCode status =
+      api.ov_core_import_model(core.value(), static_cast<const char*>(content), size, device.c_str(), &compiled);
+  if (status != kOk) return runtime.failure(status, "importing the precompiled model for device " + device);
+  return CompiledModelPtr(compiled, {api.ov_compiled_model_free});
+}
+
+Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
+                                             const std::string& key) {
+  char* value = nullptr;
+  StatusCode status = runtime.api().ov_compiled_model_get_property(compiled, key.c_str(), &value);
+  if (status != kOk) return runtime.failure(status, "reading the compiled model's property " + key);
+  std::string text = value == nullptr ? "" : value;
+  if (value != nullptr) runtime.api().ov_free(value);
+  return text;
+}
+
 Outcome<std::vector<PortInfo>> input_ports(Runtime& runtime, const ov_compiled_model* compiled) {
   return ports(runtime, compiled, true);
 }
@@ -181,6 +202,47 @@ Status infer(Runtime& runtime, ov_infer_request* request) {
   StatusCode status = runtime.api().ov_infer_request_infer(request);
   if (status != kOk) return runtime.failure(status, "running inference");
   return ok_status();
+}
+
+Outcome<OutputView> output_tensor(Runtime& runtime, ov_infer_request* request, size_t index) {
+  const SymbolTable& api = runtime.api();
+  const std::string what = "output " + std::to_string(index);
+  ov_tensor* raw = nullptr;
+  StatusCode status = api.ov_infer_request_get_output_tensor_by_index(request, index, &raw);
+  if (status != kOk) return runtime.failure(status, "getting " + what);
+  OutputView view;
+  view.tensor = TensorPtr(raw, {api.ov_tensor_free});
+  Shape shape{0, nullptr};
+  status = api.ov_tensor_get_shape(raw, &shape);
+  if (status != kOk) return runtime.failure(status, "reading the shape of " + what);
+  view.dims.assign(shape.dims, shape.dims + shape.rank);
+  api.ov_shape_free(&shape);
+  status = api.ov_tensor_get_byte_size(raw, &view.byte_size);
+  if (status != kOk) return runtime.failure(status, "reading the size of " + what);
+  void* data = nullptr;
+  if (view.byte_size > 0) {
+    status = api.ov_tensor_data(raw, &data);
+    if (status != kOk) return runtime.failure(status, "reading the memory of " + what);
+  }
+  view.data = data;
+  return view;
+}
+
+Outcome<std::vector<LayerProfile>> profiling_info(Runtime& runtime, ov_infer_request* request) {
+  const SymbolTable& api = runtime.api();
+  ProfilingInfoList list{nullptr, 0};
+  StatusCode status = api.ov_infer_request_get_profiling_info(request, &list);
+  if (status != kOk) return runtime.failure(status, "reading per-layer profiling");
+  std::vector<LayerProfile> layers;
+  layers.reserve(list.size);
+  for (size_t i = 0; i < list.size; ++i) {
+    const ProfilingInfo& info = list.infos[i];
+    if (info.status != 2) continue;  // not run, or optimised out
+    layers.push_back({info.node_name ? info.node_name : "", info.node_type ? info.node_type : "",
+                      info.exec_type ? info.exec_type : "", info.real_time});
+  }
+  api.ov_profiling_info_list_free(&list);
+  return layers;
 }
 
 }  // namespace executorch_openvino::ov

@@ -52,6 +52,14 @@ Outcome<ModelPtr> read_model(Runtime& runtime, const char* xml, size_t xml_size,
 Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model, const std::string& device,
                                         const std::vector<Property>& properties);
 
+// A model exported by compiled_model.export_model() for `device`. The content is read during the
+// call; the compiled model does not point into it afterwards.
+Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device);
+
+// A property of a compiled model, as OpenVINO prints it ("LATENCY", "4", "f32").
+Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
+                                             const std::string& key);
+
 Outcome<std::vector<PortInfo>> input_ports(Runtime& runtime, const ov_compiled_model* compiled);
 Outcome<std::vector<PortInfo>> output_ports(Runtime& runtime, const ov_compiled_model* compiled);
 
@@ -64,5 +72,24 @@ Outcome<TensorPtr> wrap_host_memory(Runtime& runtime, ElementType type, const in
 Status set_input(Runtime& runtime, ov_infer_request* request, size_t index, const ov_tensor* tensor);
 Status set_output(Runtime& runtime, ov_infer_request* request, size_t index, const ov_tensor* tensor);
 Status infer(Runtime& runtime, ov_infer_request* request);
+
+// An output the request allocated itself (outputs of dynamic shape): its shape and memory, valid
+// while `tensor` lives and the request is not run again.
+struct OutputView {
+  TensorPtr tensor;
+  std::vector<int64_t> dims;
+  const void* data = nullptr;
+  size_t byte_size = 0;
+};
+Outcome<OutputView> output_tensor(Runtime& runtime, ov_infer_request* request, size_t index);
+
+// One executed layer of the last inference (profiling must be enabled at compile time).
+struct LayerProfile {
+  std::string name;
+  std::string node_type;
+  std::string exec_type;
+  int64_t real_time_us = 0;
+};
+Outcome<std::vector<LayerProfile>> profiling_info(Runtime& runtime, ov_infer_request* request);
 
 }  // namespace executorch_openvino::ov

@@ -41,6 +41,18 @@ struct AvailableDevices {  // ov_available_devices_t
   char** devices;
   size_t size;
 };
+struct ProfilingInfo {  // ov_profiling_info_t
+  int status;           // 0 not run, 1 optimized out, 2 executed
+  int64_t real_time;    // microseconds
+  int64_t cpu_time;     // microseconds
+  const char* node_name;
+  const char* exec_type;
+  const char* node_type;
+};
+struct ProfilingInfoList {  // ov_profiling_info_list_t
+  ProfilingInfo* infos;
+  size_t size;
+};
 
 // ov_status_e. Unchanged from 2022.1 through 2026.4.
 enum StatusCode : int {
@@ -86,6 +98,8 @@ using ov_core_read_model_from_memory_buffer_fn =
 using ov_core_compile_model_fn = StatusCode (*)(const ov_core*, const ov_model*, const char* device,
                                                 size_t property_args_size, ov_compiled_model**, ...);
 using ov_model_free_fn = void (*)(ov_model*);
+using ov_core_import_model_fn = StatusCode (*)(const ov_core*, const char* content, size_t content_size,
+                                               const char* device, ov_compiled_model**);
 
 using ov_compiled_model_inputs_size_fn = StatusCode (*)(const ov_compiled_model*, size_t*);
 using ov_compiled_model_outputs_size_fn = StatusCode (*)(const ov_compiled_model*, size_t*);
@@ -95,6 +109,7 @@ using ov_compiled_model_output_by_index_fn =
     StatusCode (*)(const ov_compiled_model*, size_t, ov_output_const_port**);
 using ov_compiled_model_create_infer_request_fn = StatusCode (*)(const ov_compiled_model*, ov_infer_request**);
 using ov_compiled_model_free_fn = void (*)(ov_compiled_model*);
+using ov_compiled_model_get_property_fn = StatusCode (*)(const ov_compiled_model*, const char* key, char** value);
 
 using ov_output_const_port_free_fn = void (*)(ov_output_const_port*);
 using ov_port_get_element_type_fn = StatusCode (*)(const ov_output_const_port*, ElementTypeCode*);
@@ -106,11 +121,17 @@ using ov_infer_request_set_input_tensor_by_index_fn = StatusCode (*)(ov_infer_re
 using ov_infer_request_set_output_tensor_by_index_fn = StatusCode (*)(ov_infer_request*, size_t, const ov_tensor*);
 using ov_infer_request_infer_fn = StatusCode (*)(ov_infer_request*);
 using ov_infer_request_free_fn = void (*)(ov_infer_request*);
+using ov_infer_request_get_output_tensor_by_index_fn = StatusCode (*)(const ov_infer_request*, size_t, ov_tensor**);
+using ov_infer_request_get_profiling_info_fn = StatusCode (*)(const ov_infer_request*, ProfilingInfoList*);
+using ov_profiling_info_list_free_fn = void (*)(ProfilingInfoList*);
 
 using ov_tensor_create_fn = StatusCode (*)(ElementTypeCode, Shape, ov_tensor**);
 using ov_tensor_create_from_host_ptr_fn = StatusCode (*)(ElementTypeCode, Shape, void*, ov_tensor**);
 using ov_tensor_get_byte_size_fn = StatusCode (*)(const ov_tensor*, size_t*);
 using ov_tensor_free_fn = void (*)(ov_tensor*);
+using ov_tensor_get_shape_fn = StatusCode (*)(const ov_tensor*, Shape*);
+using ov_tensor_data_fn = StatusCode (*)(const ov_tensor*, void**);
+using ov_shape_free_fn = StatusCode (*)(Shape*);
 }
 
 }  // namespace executorch_openvino::ov

@@ -38,7 +38,15 @@ namespace executorch_openvino::ov {
   X(ov_tensor_create)                             \
   X(ov_tensor_create_from_host_ptr)               \
   X(ov_tensor_get_byte_size)                      \
-  X(ov_tensor_free)
+  X(ov_tensor_free)                               \
+  X(ov_core_import_model)                         \
+  X(ov_compiled_model_get_property)               \
+  X(ov_infer_request_get_output_tensor_by_index)  \
+  X(ov_infer_request_get_profiling_info)          \
+  X(ov_profiling_info_list_free)                  \
+  X(ov_tensor_get_shape)                          \
+  X(ov_tensor_data)                               \
+  X(ov_shape_free)
 
 // Symbols that older or trimmed builds may lack; nullptr when absent.
 #define EXECUTORCH_OPENVINO_OPTIONAL_SYMBOLS(X) X(ov_get_last_err_msg)

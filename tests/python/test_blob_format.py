@@ -29,7 +29,7 @@ WEIGHTS = bytes((i * 131 + 7) & 0xFF for i in range(1000))
 
 # build("<net/>", {1, 2, 3}) from the C++ library; the same bytes are pinned in the C++ test.
 GOLDEN_HEX = (
-    "454f5642010000005000000002000000c3000000000000000000000080292089"
+    "454f5642010001005000000002000000c30000000000000000000000dbc86f6e"
     "01000000224d056880000000000000000600000000000000020000001d80bc55"
     "c000000000000000030000000000000000000000000000000000000000000000"
     "0000000000000000000000000000000000000000000000000000000000000000"
@@ -106,7 +106,7 @@ def test_writes_the_documented_header():
     data = build_blob(XML, WEIGHTS)
     assert data[0:4] == b"EOVB"
     assert u16(data, 4) == 1  # major
-    assert u16(data, 6) == 0  # minor
+    assert u16(data, 6) == 1  # minor
     assert u32(data, 8) == HEADER_SIZE + 2 * ENTRY_SIZE  # header size, table included
     assert u32(data, 12) == 2  # section count
     assert u64(data, 16) == len(data)  # total size
@@ -143,11 +143,34 @@ def test_output_matches_the_bytes_the_cpp_writer_produces():
     assert build_blob(b"<net/>", bytes([1, 2, 3])) == bytes.fromhex(GOLDEN_HEX)
 
 
+# The C++ test pins this blob's CRC-32 (kGoldenPrecompiledCrc): both writers lay out a precompiled
+# model alike (metadata lines sorted by property name, model bytes 64-aligned in the payload).
+GOLDEN_PRECOMPILED_CRC = 0x03E5567E
+
+
+def test_precompiled_output_matches_the_bytes_the_cpp_writer_produces():
+    model = blob.PrecompiledModel(
+        "CPU", "2026.4.1-x", {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}, b"compiled"
+    )
+    data = build_blob(b"<net/>", bytes([1, 2, 3]), [model])
+    assert (len(data), zlib.crc32(data)) == (392, GOLDEN_PRECOMPILED_CRC)
+
+
+def test_round_trips_precompiled_models():
+    models = [
+        blob.PrecompiledModel("CPU", "2026.4.1-x", {"NUM_STREAMS": "1"}, b"\x01" * 70),
+        blob.PrecompiledModel("NPU", "2026.4.1-x", {}, b"\x02"),
+    ]
+    parsed = parse_blob(build_blob(XML, WEIGHTS, models))
+    assert parsed.precompiled == models
+    assert (parsed.ir_xml, parsed.ir_weights) == (XML, WEIGHTS)
+
+
 def test_module_constants_match_the_specification():
     assert blob.MAGIC == b"EOVB"
-    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 0)
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 1)
     assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
-    assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS) == (1, 2)
+    assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS, blob.SECTION_PRECOMPILED) == (1, 2, 3)
 
 
 # --- refusing damaged blobs ---------------------------------------------------------------------
@@ -162,7 +185,7 @@ def test_refuses_every_single_bit_flip_in_the_header_and_table():
 
 def test_refuses_a_changed_minor_version_because_the_header_checksum_covers_it():
     data = bytearray(build_blob(XML, WEIGHTS))
-    struct.pack_into("<H", data, 6, 1)
+    struct.pack_into("<H", data, 6, 2)
     with pytest.raises(ValueError, match="checksum"):
         parse_blob(bytes(data))
 

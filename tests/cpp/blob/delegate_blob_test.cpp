@@ -27,6 +27,9 @@ namespace {
 
 constexpr uint32_t kXmlKind = static_cast<uint32_t>(SectionKind::kIrXml);
 constexpr uint32_t kWeightsKind = static_cast<uint32_t>(SectionKind::kIrWeights);
+constexpr uint32_t kPrecompiledKind = static_cast<uint32_t>(SectionKind::kPrecompiled);
+// CRC-32 of the 392-byte blob tests/python/test_blob_format.py pins as GOLDEN_PRECOMPILED_HEX.
+constexpr uint32_t kGoldenPrecompiledCrc = 0x03e5567e;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // ---- little-endian access to raw bytes ----
@@ -205,7 +208,7 @@ TEST_F(DelegateBlobTest, ReturnsViewsIntoTheInputBufferWithoutCopying) {
 TEST_F(DelegateBlobTest, WritesTheDocumentedHeader) {
   EXPECT_EQ(std::memcmp(blob_.data(), "EOVB", 4), 0);
   EXPECT_EQ(get(blob_, kMajorOffset, 2), 1u);
-  EXPECT_EQ(get(blob_, kMinorOffset, 2), 0u);
+  EXPECT_EQ(get(blob_, kMinorOffset, 2), kMinorVersion);
   EXPECT_EQ(get(blob_, kHeaderSizeOffset, 4), 32u + 2 * 24u);
   EXPECT_EQ(get(blob_, kSectionCountOffset, 4), 2u);
   EXPECT_EQ(get(blob_, kTotalSizeOffset, 8), blob_.size());
@@ -225,7 +228,7 @@ TEST_F(DelegateBlobTest, WritesTheDocumentedHeader) {
 // writers agree byte for byte (a change here must be made there too, and is a format change).
 TEST_F(DelegateBlobTest, BuildsTheGoldenBytesSharedWithThePythonWriter) {
   const std::string golden_hex =
-      "454f5642010000005000000002000000c3000000000000000000000080292089"
+      "454f5642010001005000000002000000c30000000000000000000000dbc86f6e"
       "01000000224d056880000000000000000600000000000000020000001d80bc55"
       "c000000000000000030000000000000000000000000000000000000000000000"
       "0000000000000000000000000000000000000000000000000000000000000000"
@@ -312,7 +315,7 @@ TEST_F(DelegateBlobTest, NamesTheFieldThatIsWrong) {
   EXPECT_TRUE(fails_with(parse_bytes(with(kHeaderSizeOffset, 81, 4)), "header size 81"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kTotalSizeOffset, blob_.size() + 1, 8)), "header says"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kFlagsOffset, 1, 4)), "flags"));
-  EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 1, 2)), "header checksum"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 2, 2)), "header checksum"));
   EXPECT_TRUE(fails_with(parse_bytes(with(entry_at(1) + kEntryLengthOffset, 3, 8)), "header checksum"));
 }
 
@@ -547,7 +550,7 @@ TEST_F(DelegateBlobTest, IgnoresASectionOfAnUnknownKind) {
 
 TEST_F(DelegateBlobTest, AcceptsANewerMinorVersionAndReportsIt) {
   const std::vector<uint8_t> blob = serialise(
-      Layout{1, 7, 0, {Section{3, 128, bytes_of("precompiled")}, Section{kXmlKind, 192, bytes_of(xml_)}}});
+      Layout{1, 7, 0, {Section{98, 128, bytes_of("from a newer writer")}, Section{kXmlKind, 192, bytes_of(xml_)}}});
   const ParseResult result = parse_bytes(blob);
   ASSERT_TRUE(succeeds(result));
   EXPECT_EQ(result.blob->minor_version, 7);
@@ -560,6 +563,66 @@ TEST_F(DelegateBlobTest, StillChecksThePayloadOfAnUnknownKind) {
       Layout{1, 0, 0, {Section{kXmlKind, 128, bytes_of(xml_)}, Section{99, 256, bytes_of("from a newer writer")}}});
   blob[256] ^= 0x01;
   EXPECT_TRUE(fails_with(parse_bytes(blob), "section 1 (kind 99) checksum mismatch"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precompiled models (1.1)
+
+TEST_F(DelegateBlobTest, RoundTripsPrecompiledModels) {
+  const std::vector<PrecompiledInput> models = {
+      {"CPU", "2026.4.1-x", {{"INFERENCE_PRECISION_HINT", "f32"}, {"PERFORMANCE_HINT", "LATENCY"}}, {9, 8, 7}},
+      {"GPU", "2026.4.1-x", {}, std::vector<uint8_t>(100, 5)},
+  };
+  const std::vector<uint8_t> blob = build(xml_, weights_, models);
+  const ParseResult result = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(result));
+  ASSERT_EQ(result.blob->precompiled.size(), 2u);
+  const PrecompiledModel& cpu = result.blob->precompiled[0];
+  EXPECT_EQ(cpu.device, "CPU");
+  EXPECT_EQ(cpu.openvino_version, "2026.4.1-x");
+  EXPECT_EQ(cpu.properties, models[0].properties);
+  EXPECT_EQ(bytes_of(cpu.model), models[0].model);
+  EXPECT_EQ(bytes_of(result.blob->precompiled[1].model), models[1].model);
+  EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
+}
+
+// Pinned in tests/python/test_blob_format.py too: both writers lay out precompiled models alike.
+TEST_F(DelegateBlobTest, BuildsTheGoldenPrecompiledBytesSharedWithThePythonWriter) {
+  const std::vector<uint8_t> blob =
+      build("<net/>", {1, 2, 3},
+            {{"CPU", "2026.4.1-x", {{"INFERENCE_PRECISION_HINT", "f32"}, {"PERFORMANCE_HINT", "LATENCY"}},
+              {'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'}}});
+  EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenPrecompiledCrc) << "size " << blob.size();
+}
+
+TEST_F(DelegateBlobTest, RefusesMalformedPrecompiledSections) {
+  auto with_payload = [&](const std::vector<uint8_t>& payload) {
+    return parse_bytes(serialise(
+        Layout{1, 1, 0,
+               {Section{kXmlKind, 128, bytes_of(xml_)},
+                Section{kPrecompiledKind, (128 + xml_.size() + 63) / 64 * 64, payload}}}));
+  };
+  auto payload = [](const std::string& meta, size_t declared, const std::vector<uint8_t>& model) {
+    std::vector<uint8_t> p(4, 0);
+    for (int i = 0; i < 4; ++i) p[i] = static_cast<uint8_t>(declared >> (8 * i));
+    p.insert(p.end(), meta.begin(), meta.end());
+    p.resize((p.size() + 63) / 64 * 64, 0);
+    p.insert(p.end(), model.begin(), model.end());
+    return p;
+  };
+  const std::string good = "device=CPU\nopenvino=2026.4.1\n";
+  EXPECT_TRUE(succeeds(with_payload(payload(good, good.size(), {1}))));
+  EXPECT_TRUE(fails_with(with_payload({1, 0}), "too short"));
+  EXPECT_TRUE(fails_with(with_payload(payload(good, 100000, {1})), "declares 100000 bytes of metadata"));
+  EXPECT_TRUE(fails_with(with_payload(payload(good, good.size(), {})), "no model bytes"));
+  const std::string no_device = "openvino=2026.4.1\n";
+  EXPECT_TRUE(fails_with(with_payload(payload(no_device, no_device.size(), {1})), "names no device"));
+  const std::string no_version = "device=CPU\n";
+  EXPECT_TRUE(fails_with(with_payload(payload(no_version, no_version.size(), {1})), "names no OpenVINO version"));
+  const std::string not_text = std::string("device=CPU\x01\nopenvino=1\n");
+  EXPECT_TRUE(fails_with(with_payload(payload(not_text, not_text.size(), {1})), "not text"));
+  const std::string no_equals = "device=CPU\nopenvino=1\njunk\n";
+  EXPECT_TRUE(fails_with(with_payload(payload(no_equals, no_equals.size(), {1})), "without key=value"));
 }
 
 }  // namespace

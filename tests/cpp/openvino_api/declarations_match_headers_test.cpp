@@ -57,6 +57,7 @@ MAP(ours::Shape, ov_shape_t);
 MAP(ours::PartialShape, ov_partial_shape_t);
 MAP(ours::Version, ov_version_t);
 MAP(ours::AvailableDevices, ov_available_devices_t);
+MAP(ours::ProfilingInfoList, ov_profiling_info_list_t);
 MAP(ours::StatusCode, ov_status_e);
 MAP(ours::ElementTypeCode, ov_element_type_e);
 #undef MAP
@@ -88,6 +89,16 @@ CHECK_LAYOUT(ours::Version, ov_version_t, description, description);
 static_assert(sizeof(ours::AvailableDevices) == sizeof(ov_available_devices_t));
 CHECK_LAYOUT(ours::AvailableDevices, ov_available_devices_t, devices, devices);
 CHECK_LAYOUT(ours::AvailableDevices, ov_available_devices_t, size, size);
+static_assert(sizeof(ours::ProfilingInfo) == sizeof(ov_profiling_info_t));
+static_assert(sizeof(ours::ProfilingInfo::status) == sizeof(ov_profiling_info_t::status));
+CHECK_LAYOUT(ours::ProfilingInfo, ov_profiling_info_t, real_time, real_time);
+CHECK_LAYOUT(ours::ProfilingInfo, ov_profiling_info_t, cpu_time, cpu_time);
+CHECK_LAYOUT(ours::ProfilingInfo, ov_profiling_info_t, node_name, node_name);
+CHECK_LAYOUT(ours::ProfilingInfo, ov_profiling_info_t, exec_type, exec_type);
+CHECK_LAYOUT(ours::ProfilingInfo, ov_profiling_info_t, node_type, node_type);
+static_assert(sizeof(ours::ProfilingInfoList) == sizeof(ov_profiling_info_list_t));
+CHECK_LAYOUT(ours::ProfilingInfoList, ov_profiling_info_list_t, infos, profiling_infos);
+CHECK_LAYOUT(ours::ProfilingInfoList, ov_profiling_info_list_t, size, size);
 #undef CHECK_LAYOUT
 
 static_assert(sizeof(ours::StatusCode) == sizeof(ov_status_e));

@@ -1,0 +1,36 @@
+// One compiled model per (blob content, device, options) in the process: a second method loaded
+// from the same blob with the same effective options reuses the first one's compiled model (and
+// gets its own infer request). The model is freed when the last method using it is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "blob/delegate_blob.h"
+#include "common/outcome.h"
+#include "delegate/compile_options.h"
+#include "delegate/model_compiler.h"
+#include "openvino_api/runtime.h"
+
+namespace executorch_openvino::delegate {
+
+struct CacheStats {
+  size_t compiled = 0;  // models compiled or imported since the process started
+  size_t reused = 0;    // loads served by a live compiled model
+  size_t live = 0;      // compiled models alive now
+};
+
+// Thread-safe. Concurrent loads of the same key compile once; the others wait for it and share it.
+// `note` receives compile()'s line on why a precompiled model was not used (first load only).
+Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
+                                                                    const blob::ParsedBlob& parsed,
+                                                                    const CompileOptions& options, std::string* note);
+
+CacheStats compiled_model_stats();
+
+// One line per live compiled model: device, source (ir / precompiled), users, and the properties
+// OpenVINO reports for it.
+std::string describe_compiled_models();
+
+}  // namespace executorch_openvino::delegate
