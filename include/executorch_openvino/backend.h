@@ -19,12 +19,17 @@
 #define EXECUTORCH_OPENVINO_BACKEND_ID "ExecutorchOpenvinoBackend"
 
 // Compile spec keys (set at export time by the Python partitioner).
-//   "device": OpenVINO device to compile for ("CPU", "GPU", "NPU", "AUTO", ...). Default "CPU".
+//   "device": OpenVINO device to compile for ("CPU", "GPU", "NPU", "AUTO", ...). Default "CPU";
+//     overridden at load time by executorch_openvino_set_option("device", ...), the environment
+//     (EXECUTORCH_OPENVINO_DEVICE) and load-time options for our backend id (runtime_specs).
 //   "compress_to_fp16": "1" when the exporter stored the weights as fp16 (informational).
+//   "precompile": devices the exporter embedded compiled models for, comma-separated
+//     (informational; the models are in the delegate blob).
 //   Any key made of upper-case letters, digits and '_' (e.g. "INFERENCE_PRECISION_HINT",
 //   "PERFORMANCE_HINT", "NUM_STREAMS") is passed to OpenVINO's compile_model as a property.
 #define EXECUTORCH_OPENVINO_SPEC_DEVICE "device"
 #define EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 "compress_to_fp16"
+#define EXECUTORCH_OPENVINO_SPEC_PRECOMPILE "precompile"
 
 #ifdef __cplusplus
 extern "C" {

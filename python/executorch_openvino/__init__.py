@@ -16,6 +16,7 @@ from __future__ import annotations
 from . import errors, library
 from .backend_id import BACKEND_ID
 from .info import info
+from .options import OptionError, compiled_models, get_options, reset_options, set_options
 
 library.load()
 errors.install()
@@ -34,4 +35,14 @@ def __getattr__(name):
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 
-__all__ = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "info"]
+__all__ = [
+    "BACKEND_ID",
+    "OpenvinoPartitioner",
+    "ExecutorchOpenvinoBackend",
+    "info",
+    "set_options",
+    "get_options",
+    "reset_options",
+    "compiled_models",
+    "OptionError",
+]

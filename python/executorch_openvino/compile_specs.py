@@ -3,6 +3,7 @@
 Keys (see include/executorch_openvino/backend.h):
   device             the OpenVINO device to compile for
   compress_to_fp16   "1" when the weights were stored as fp16 (asked for by the user)
+  precompile         devices a compiled model was embedded for, comma-separated (informational)
   UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
 """
 
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
 DEVICE = "device"
 COMPRESS_TO_FP16 = "compress_to_fp16"
+PRECOMPILE = "precompile"
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 
 
@@ -24,6 +26,7 @@ class ExportOptions:
     device: str = "CPU"
     properties: Dict[str, str] = field(default_factory=dict)
     compress_to_fp16: bool = False
+    precompile: Tuple[str, ...] = ()
 
 
 def _text(value: Any) -> str:
@@ -32,9 +35,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def export_options(device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None) -> ExportOptions:
+def export_options(
+    device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = ()
+) -> ExportOptions:
     """Validates the partitioner's arguments. `compile_options` holds OpenVINO properties
-    (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16."""
+    (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16.
+    `precompile` names devices to embed a compiled model for."""
     if not isinstance(device, str) or not device:
         raise ValueError(f"device must be a non-empty string such as 'CPU', got {device!r}")
     options = dict(compile_options or {})
@@ -46,11 +52,25 @@ def export_options(device: str = "CPU", compile_options: Optional[Mapping[str, A
                 f"'PERFORMANCE_HINT' or 'INFERENCE_PRECISION_HINT', or {COMPRESS_TO_FP16!r}"
             )
     properties = {key: _text(value) for key, value in options.items()}
-    # OpenVINO's CPU plugin computes in bf16 by default on CPUs that support it; the delegate's
-    # promise is eager PyTorch's fp32 results unless the user asks otherwise.
-    if device.upper().startswith("CPU"):
-        properties.setdefault("INFERENCE_PRECISION_HINT", "f32")
-    return ExportOptions(device, properties, compress)
+    devices = (precompile,) if isinstance(precompile, str) else tuple(precompile)
+    for name in devices:
+        if not isinstance(name, str) or not name or "," in name:
+            raise ValueError(f"precompile takes device names such as 'CPU', got {name!r}")
+    return ExportOptions(device, properties, compress, devices)
+
+
+def load_time_properties(device: str, properties: Mapping[str, str]) -> Dict[str, str]:
+    """The properties the runtime library compiles with when nothing overrides them at load time:
+    the program's own plus the library's defaults (src/delegate/compile_options.cpp,
+    apply_defaults). A precompiled model must be compiled with exactly these to be used."""
+    result = dict(properties)
+    result.setdefault("PERFORMANCE_HINT", "LATENCY")
+    cpu_or_virtual = device == "CPU" or device.startswith(("CPU.", "AUTO", "HETERO", "MULTI"))
+    if cpu_or_virtual:
+        result.setdefault("INFERENCE_PRECISION_HINT", "f32")
+    for loading_only in ("CACHE_DIR", "ENABLE_MMAP"):
+        result.pop(loading_only, None)
+    return result
 
 
 def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
@@ -58,17 +78,21 @@ def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
     specs += [CompileSpec(key, value.encode()) for key, value in sorted(options.properties.items())]
     if options.compress_to_fp16:
         specs.append(CompileSpec(COMPRESS_TO_FP16, b"1"))
+    if options.precompile:
+        specs.append(CompileSpec(PRECOMPILE, ",".join(options.precompile).encode()))
     return specs
 
 
 def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
-    device, properties, compress = "CPU", {}, False
+    device, properties, compress, precompile = "CPU", {}, False, ()
     for spec in specs:
         value = bytes(spec.value).rstrip(b"\0").decode()
         if spec.key == DEVICE:
             device = value
         elif spec.key == COMPRESS_TO_FP16:
             compress = value == "1"
+        elif spec.key == PRECOMPILE:
+            precompile = tuple(name for name in value.split(",") if name)
         else:
             properties[spec.key] = value
-    return ExportOptions(device, properties, compress)
+    return ExportOptions(device, properties, compress, precompile)

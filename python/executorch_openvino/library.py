@@ -53,6 +53,32 @@ class LoadedLibrary:
     def set_default_runtime_path(self, path: Optional[str]) -> None:
         self.handle.executorch_openvino_set_default_runtime_path(ctypes.c_char_p((path or "").encode()))
 
+    def set_option(self, key: str, value: str) -> int:
+        fn = self.handle.executorch_openvino_set_option
+        fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+        fn.restype = ctypes.c_int
+        return int(fn(key.encode(), value.encode()))
+
+    def get_option(self, key: str) -> str:
+        fn = self.handle.executorch_openvino_get_option
+        fn.argtypes = [ctypes.c_char_p]
+        fn.restype = ctypes.c_char_p
+        value = fn(key.encode())
+        return value.decode("utf-8", "replace") if value else ""
+
+    def option_keys(self) -> list[str]:
+        return [key.strip() for key in self._text("executorch_openvino_option_keys").split(",") if key.strip()]
+
+    def describe_compiled_models(self) -> list[dict]:
+        """One dict per compiled model alive in the process (see
+        executorch_openvino_describe_compiled_models)."""
+        models = []
+        for line in self._text("executorch_openvino_describe_compiled_models").splitlines():
+            fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+            if fields:
+                models.append(fields)
+        return models
+
     def describe_runtime(self) -> dict:
         """Loads the OpenVINO runtime if needed; returns configured, loaded, library, version,
         devices and error (see executorch_openvino_describe_runtime)."""

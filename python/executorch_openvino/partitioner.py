@@ -22,11 +22,16 @@ logger = logging.getLogger(__name__)
 class OpenvinoPartitioner(Partitioner):
     """Delegates every node OpenVINO's PyTorch frontend supports to executorch_openvino.
 
-    device:          the OpenVINO device the program is compiled for at load time ("CPU", "GPU",
-                     "NPU", "AUTO", ...).
-    compile_options: OpenVINO properties for compile_model (e.g. {"PERFORMANCE_HINT": "LATENCY"});
-                     on CPU, INFERENCE_PRECISION_HINT defaults to "f32" so results match eager fp32.
+    device:          the default OpenVINO device the program is compiled for at load time ("CPU",
+                     "GPU", "NPU", "AUTO", ...); the device can be changed when the program loads
+                     (executorch_openvino.set_options, load-time options, EXECUTORCH_OPENVINO_DEVICE).
+    compile_options: OpenVINO properties for compile_model (e.g. {"NUM_STREAMS": "1"}); at load
+                     time PERFORMANCE_HINT defaults to LATENCY and, on CPU and AUTO,
+                     INFERENCE_PRECISION_HINT to f32 so results match eager fp32.
                      compress_to_fp16=True stores the weights as fp16 (off by default).
+    precompile:      devices (e.g. ["CPU"]) to embed a compiled model for, made on this machine
+                     with the installed OpenVINO; used at load time when the device, options and
+                     OpenVINO version match, else the IR is compiled (and a log line says why).
     skip_ops:        operators never delegated: "aten.add.Tensor", "aten.add" (every overload), or
                      torch.ops.aten.add.Tensor.
     skip_nodes:      names of graph nodes never delegated.
@@ -39,8 +44,9 @@ class OpenvinoPartitioner(Partitioner):
         compile_options: Optional[Mapping[str, Any]] = None,
         skip_ops: Iterable[OpSpec] = (),
         skip_nodes: Iterable[str] = (),
+        precompile: Iterable[str] = (),
     ) -> None:
-        self.options = compile_specs.export_options(device, compile_options)
+        self.options = compile_specs.export_options(device, compile_options, precompile)
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)

@@ -5,14 +5,17 @@ ExecuTorch finds a backend's preprocess by its backend id, so the class is named
 
 from __future__ import annotations
 
+import io
 from typing import List, final
 
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import compile_specs, ir_conversion
-from .blob import build_blob
+from . import compile_specs, ir_conversion, shape_bounds
+import numpy as np
+
+from .blob import PrecompiledModel, build_blob
 
 
 @final
@@ -22,6 +25,33 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = compile_specs.from_compile_specs(compile_spec)
         # module() turns the partition's lifted weights back into constants of the graph, so they
         # land in the IR's weights and the delegate's inputs are the partition's user inputs only.
-        model = ir_conversion.convert(edge_program.module())
+        graph_module = edge_program.module()
+        model = ir_conversion.convert(graph_module)
+        shape_bounds.apply_declared_ranges(model, graph_module, edge_program.range_constraints)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
-        return PreprocessResult(processed_bytes=build_blob(xml, weights))
+        precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
+        return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled))
+
+
+def precompile(xml: bytes, weights: bytes, device: str, properties) -> PrecompiledModel:
+    """Compiles the serialised IR for `device` as the runtime library would by default, and exports
+    the compiled model with what the runtime checks before importing it."""
+    import openvino as ov
+
+    core = ov.Core()
+    if device not in core.available_devices and not device.startswith(device_prefixes(core)):
+        raise ValueError(
+            f"cannot precompile for {device!r}: it is not available on this machine "
+            f"(available: {', '.join(core.available_devices)})"
+        )
+    used = compile_specs.load_time_properties(device, properties)
+    model = core.read_model(xml, ov.Tensor(np.frombuffer(weights, dtype=np.uint8)) if weights else None)
+    compiled = core.compile_model(model, device, used)
+    stream = io.BytesIO()
+    compiled.export_model(stream)
+    return PrecompiledModel(device, ov.get_version(), used, stream.getvalue())
+
+
+def device_prefixes(core) -> tuple:
+    # "GPU" names "GPU.0" when there are several.
+    return tuple(name.split(".")[0] for name in core.available_devices)

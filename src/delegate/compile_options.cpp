@@ -90,8 +90,8 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
     if (key == EXECUTORCH_OPENVINO_SPEC_DEVICE) {
       if (value.empty()) return Failure{FailureKind::kInvalidBlob, "compile spec 'device' is empty"};
       options.device = value;
-    } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16) {
-      continue;  // how the weights were stored at export; nothing to do at run time
+    } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE) {
+      continue;  // what the exporter did (fp16 weights, embedded compiled models); nothing to set
     } else if (is_property_key(spec.key)) {
       options.properties.push_back({key, value});
     } else {

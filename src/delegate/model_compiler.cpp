@@ -52,6 +52,13 @@ std::string read_back_properties(ov::Runtime& runtime, const ov::ov_compiled_mod
   return text;
 }
 
+// What the import must have in effect: the compilation properties, as compiled with.
+std::vector<ov::Property> import_properties(const CompileOptions& options) {
+  std::vector<ov::Property> properties;
+  for (const auto& [key, value] : compilation_properties(options)) properties.push_back({key, value});
+  return properties;
+}
+
 }  // namespace
 
 void AlignedBytes::Free::operator()(uint8_t* p) const {
@@ -100,8 +107,10 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   for (const blob::PrecompiledModel& candidate : parsed.precompiled) {
     std::string mismatch = precompiled_mismatch(runtime, candidate, options);
     if (mismatch.empty()) {
-      Outcome<ov::CompiledModelPtr> imported =
-          ov::import_model(runtime, candidate.model.data, candidate.model.size, options.device);
+      result->backing = AlignedBytes::copy_of(candidate.model.data, candidate.model.size);
+      Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(),
+                                                                result->backing.size, options.device,
+                                                                import_properties(options));
       if (imported.ok()) {
         result->model = std::move(imported).value();
         result->from_precompiled = true;
@@ -114,9 +123,9 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   }
   if (!result->model) {
     if (why_not_precompiled != nullptr && !reasons.empty()) *why_not_precompiled = reasons + "; compiling the IR";
-    result->weights = AlignedBytes::copy_of(parsed.ir_weights.data, parsed.ir_weights.size);
+    result->backing = AlignedBytes::copy_of(parsed.ir_weights.data, parsed.ir_weights.size);
     Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
-                                                 parsed.ir_xml.size, result->weights.data.get(), result->weights.size);
+                                                 parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
     Outcome<ov::CompiledModelPtr> compiled =
         ov::compile_model(runtime, model->get(), options.device, options.properties);

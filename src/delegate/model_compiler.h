@@ -27,8 +27,10 @@ struct AlignedBytes {
 
 // Immutable once made; shared by every method loaded from the same blob with the same options.
 struct CompiledModel {
-  // Declared first so it is destroyed last: the compiled model may use constants in place.
-  AlignedBytes weights;
+  // What the compiled model may read in place: the IR's weights (OpenVINO's CPU plugin uses some
+  // constants from them) or the imported model's bytes (import keeps pointing into them). Declared
+  // first so it is destroyed last.
+  AlignedBytes backing;
   ov::CompiledModelPtr model;
   std::vector<ov::PortInfo> inputs;
   std::vector<ov::PortInfo> outputs;
@@ -40,8 +42,9 @@ struct CompiledModel {
   bool profiling = false;
 };
 
-// Reads the IR (weights copied once into memory the compiled model owns, then used in place) or
-// imports a fitting precompiled model, after checking the device is present. `why_not_precompiled`
+// Reads the IR or imports a fitting precompiled model, after checking the device is present. What
+// OpenVINO may keep reading (weights, or the precompiled bytes) is copied once into memory the
+// compiled model owns, so the blob can be freed. `why_not_precompiled`
 // receives one line when the blob has precompiled models and none was used.
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const CompileOptions& options, std::string* why_not_precompiled);

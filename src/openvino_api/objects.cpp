@@ -1,5 +1,8 @@
 #include "openvino_api/objects.h"
 
+#include <mutex>
+#include <shared_mutex>
+
 namespace executorch_openvino::ov {
 namespace {
 
@@ -126,6 +129,7 @@ Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model,
     args[2 * i + 1] = properties[i].value.c_str();
   }
   ov_compiled_model* compiled = nullptr;
+  std::shared_lock<std::shared_mutex> shared(runtime.core_settings_mutex());
   StatusCode status = api.ov_core_compile_model(
       core.value(), model, device.c_str(), 2 * properties.size(), &compiled, args[0], args[1], args[2], args[3],
       args[4], args[5], args[6], args[7], args[8], args[9], args[10], args[11], args[12], args[13], args[14],
@@ -136,13 +140,34 @@ Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model,
   return CompiledModelPtr(compiled, {api.ov_compiled_model_free});
 }
 
-Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device) {
+Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device,
+                                       const std::vector<Property>& properties) {
   const SymbolTable& api = runtime.api();
   Outcome<ov_core*> core = runtime.core();
   if (!core.ok()) return core.failure();
+  std::unique_lock<std::shared_mutex> exclusive(runtime.core_settings_mutex());
+  // Set each property for the device, remembering what it was, and put everything back after.
+  std::vector<Property> previous;
+  auto restore = [&] {
+    for (const Property& p : previous) api.ov_core_set_property(core.value(), device.c_str(), p.key.c_str(), p.value.c_str(), nullptr);
+  };
+  for (const Property& property : properties) {
+    char* old = nullptr;
+    if (api.ov_core_get_property(core.value(), device.c_str(), property.key.c_str(), &old) == kOk && old != nullptr) {
+      previous.push_back({property.key, old});
+      api.ov_free(old);
+    }
+    StatusCode status = api.ov_core_set_property(core.value(), device.c_str(), property.key.c_str(),
+                                                 property.value.c_str(), nullptr);
+    if (status != kOk) {
+      restore();
+      return runtime.failure(status, "setting " + property.key + "=" + property.value + " for importing on " + device);
+    }
+  }
   ov_compiled_model* compiled = nullptr;
   StatusCode status =
       api.ov_core_import_model(core.value(), static_cast<const char*>(content), size, device.c_str(), &compiled);
+  restore();
   if (status != kOk) return runtime.failure(status, "importing the precompiled model for device " + device);
   return CompiledModelPtr(compiled, {api.ov_compiled_model_free});
 }

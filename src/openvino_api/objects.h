@@ -52,9 +52,12 @@ Outcome<ModelPtr> read_model(Runtime& runtime, const char* xml, size_t xml_size,
 Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model, const std::string& device,
                                         const std::vector<Property>& properties);
 
-// A model exported by compiled_model.export_model() for `device`. The content is read during the
-// call; the compiled model does not point into it afterwards.
-Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device);
+// A model exported by compiled_model.export_model() for `device`, with `properties` in effect
+// (export does not keep them all: the CPU plugin imports in bf16 unless told f32). The compiled
+// model may keep pointing into `content` (measured with 2026.4's CPU plugin): the caller keeps it
+// alive for as long as the compiled model lives.
+Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device,
+                                       const std::vector<Property>& properties);
 
 // A property of a compiled model, as OpenVINO prints it ("LATENCY", "4", "f32").
 Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,

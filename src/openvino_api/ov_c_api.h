@@ -98,6 +98,9 @@ using ov_core_read_model_from_memory_buffer_fn =
 using ov_core_compile_model_fn = StatusCode (*)(const ov_core*, const ov_model*, const char* device,
                                                 size_t property_args_size, ov_compiled_model**, ...);
 using ov_model_free_fn = void (*)(ov_model*);
+// Variadic: reads exactly one key and one value (later arguments are ignored).
+using ov_core_set_property_fn = StatusCode (*)(const ov_core*, const char* device, ...);
+using ov_core_get_property_fn = StatusCode (*)(const ov_core*, const char* device, const char* key, char** value);
 using ov_core_import_model_fn = StatusCode (*)(const ov_core*, const char* content, size_t content_size,
                                                const char* device, ov_compiled_model**);
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ class Runtime {
   // How many cores this runtime has created (one, once anything was compiled): for diagnostics.
   int cores_created() const;
 
+  // Compiling takes this shared; importing a precompiled model takes it exclusively, because the C
+  // API imports without properties, so they are set on the shared core for the call and restored.
+  std::shared_mutex& core_settings_mutex() { return core_settings_mutex_; }
+
   // Devices the core reports (e.g. "CPU", "GPU.0"), queried once.
   Outcome<std::vector<std::string>> available_devices();
 
@@ -72,6 +77,7 @@ class Runtime {
   std::optional<ElementCodes> codes_;  // set by check_version()
 
   mutable std::mutex core_mutex_;
+  std::shared_mutex core_settings_mutex_;
   ov_core* core_ = nullptr;
   int cores_created_ = 0;
   std::optional<std::vector<std::string>> devices_;

@@ -40,6 +40,8 @@ namespace executorch_openvino::ov {
   X(ov_tensor_get_byte_size)                      \
   X(ov_tensor_free)                               \
   X(ov_core_import_model)                         \
+  X(ov_core_set_property)                         \
+  X(ov_core_get_property)                         \
   X(ov_compiled_model_get_property)               \
   X(ov_infer_request_get_output_tensor_by_index)  \
   X(ov_infer_request_get_profiling_info)          \

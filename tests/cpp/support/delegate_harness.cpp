@@ -33,8 +33,10 @@ void DelegateHarness::free_blob(void* context, void* data, size_t size) {
   self->blob_freed_ = true;
 }
 
-Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pair<std::string, std::string>>& specs) {
+Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pair<std::string, std::string>>& specs,
+                            const std::vector<executorch::runtime::BackendOption>& load_options) {
   destroy();
+  load_options_ = load_options;
   blob_ = std::move(blob);
   blob_freed_ = false;
   processed_.emplace(blob_.data(), blob_.size(), &DelegateHarness::free_blob, this);
@@ -50,7 +52,8 @@ Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pa
     specs_.push_back(CompileSpec{spec_storage_[2 * i].c_str(), {value.data(), value.size()}});
   }
   allocator_.reset();
-  BackendInitContext context(&allocator_);
+  BackendInitContext context(&allocator_, nullptr, nullptr, nullptr,
+                             Span<const executorch::runtime::BackendOption>(load_options_.data(), load_options_.size()));
   auto handle = backend_->init(context, &*processed_,
                                executorch::runtime::ArrayRef<CompileSpec>(specs_.data(), specs_.size()));
   if (!handle.ok()) {
@@ -65,6 +68,13 @@ Error DelegateHarness::execute_values(const std::vector<EValue*>& args) {
   BackendExecutionContext context;
   std::vector<EValue*> copy = args;
   return backend_->execute(context, handle_, Span<EValue*>(copy.data(), copy.size()));
+}
+
+Error DelegateHarness::execute_traced(const std::vector<HostTensor*>& args, executorch::runtime::EventTracer* tracer) {
+  std::vector<EValue*> values;
+  for (HostTensor* tensor : args) values.push_back(tensor->value());
+  BackendExecutionContext context(tracer);
+  return backend_->execute(context, handle_, Span<EValue*>(values.data(), values.size()));
 }
 
 Error DelegateHarness::execute(const std::vector<HostTensor*>& args) {

@@ -27,7 +27,10 @@ class DelegateHarness {
   DelegateHarness(const DelegateHarness&) = delete;
   DelegateHarness& operator=(const DelegateHarness&) = delete;
 
-  Error init(std::vector<uint8_t> blob, const std::vector<std::pair<std::string, std::string>>& specs = {});
+  // `load_options` are ExecuTorch's runtime_specs for our backend (Module::load's options map).
+  Error init(std::vector<uint8_t> blob, const std::vector<std::pair<std::string, std::string>>& specs = {},
+             const std::vector<executorch::runtime::BackendOption>& load_options = {});
+  Error execute_traced(const std::vector<HostTensor*>& args, executorch::runtime::EventTracer* tracer);
   Error execute(const std::vector<HostTensor*>& args);
   Error execute_values(const std::vector<executorch::runtime::EValue*>& args);
   void destroy();
@@ -46,6 +49,7 @@ class DelegateHarness {
   std::optional<executorch::runtime::FreeableBuffer> processed_;
   std::vector<std::string> spec_storage_;
   std::vector<executorch::runtime::CompileSpec> specs_;
+  std::vector<executorch::runtime::BackendOption> load_options_;
   std::vector<uint8_t> arena_;
   executorch::runtime::MemoryAllocator allocator_;
   executorch::runtime::DelegateHandle* handle_ = nullptr;

@@ -14,6 +14,11 @@ size_t element_count(const std::vector<int32_t>& sizes) {
 
 }  // namespace
 
+std::vector<int32_t> HostTensor::sizes() const {
+  const auto current = tensor_.sizes();
+  return std::vector<int32_t>(current.begin(), current.end());
+}
+
 ScalarType scalar_type_from_name(const std::string& name) {
   if (name == "f32") return ScalarType::Float;
   if (name == "i64") return ScalarType::Long;
@@ -39,7 +44,7 @@ size_t element_size(ScalarType type) {
   }
 }
 
-HostTensor::HostTensor(ScalarType type, std::vector<int32_t> sizes)
+HostTensor::HostTensor(ScalarType type, std::vector<int32_t> sizes, bool resizable)
     : type_(type),
       sizes_(std::move(sizes)),
       dim_order_(sizes_.size()),
@@ -55,8 +60,9 @@ HostTensor::HostTensor(ScalarType type, std::vector<int32_t> sizes)
     strides_[d] = stride;
     stride *= sizes_[d];
   }
-  impl_ = std::make_unique<executorch::aten::TensorImpl>(type_, static_cast<ssize_t>(sizes_.size()), sizes_.data(),
-                                                         bytes_.data(), dim_order_.data(), strides_.data());
+  impl_ = std::make_unique<executorch::aten::TensorImpl>(
+      type_, static_cast<ssize_t>(sizes_.size()), sizes_.data(), bytes_.data(), dim_order_.data(), strides_.data(),
+      resizable ? executorch::aten::TensorShapeDynamism::DYNAMIC_BOUND : executorch::aten::TensorShapeDynamism::STATIC);
   tensor_ = executorch::aten::Tensor(impl_.get());
   value_ = executorch::runtime::EValue(tensor_);
 }

@@ -15,7 +15,8 @@ using executorch::aten::ScalarType;
 
 class HostTensor {
  public:
-  HostTensor(ScalarType type, std::vector<int32_t> sizes);
+  // `resizable`: ExecuTorch's DYNAMIC_BOUND tensor, which a delegate may shrink within `sizes`.
+  HostTensor(ScalarType type, std::vector<int32_t> sizes, bool resizable = false);
   HostTensor(ScalarType type, std::vector<int32_t> sizes, const std::vector<uint8_t>& bytes);
   HostTensor(const HostTensor&) = delete;
   HostTensor& operator=(const HostTensor&) = delete;
@@ -29,6 +30,9 @@ class HostTensor {
 
   // Marks the tensor channels-last (dim order 0,2,3,1) without moving data, for refusal tests.
   void make_channels_last();
+
+  // The current sizes (a resizable tensor's may have changed).
+  std::vector<int32_t> sizes() const;
 
  private:
   ScalarType type_;

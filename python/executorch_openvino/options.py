@@ -1,0 +1,98 @@
+"""Run-time options: the device and OpenVINO settings chosen when a program loads, not when it was
+exported.
+
+Precedence, highest first: load-time options for our backend id (C++: runtime_specs through
+`Module::load(LoadBackendOptionsMap)`), the process-wide values set here (they reach the library
+through its C entry point, since ExecuTorch's Python bindings cannot pass backend options), the
+environment (EXECUTORCH_OPENVINO_<KEY>, e.g. EXECUTORCH_OPENVINO_DEVICE=GPU), then the program's
+compile specs.
+
+    import executorch_openvino
+    executorch_openvino.set_options(device="AUTO", num_threads=4)
+    method = Runtime.get().load_program("model.pte").load_method("forward")  # compiled for AUTO
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from . import library
+
+OPTION_KEYS = (
+    "device",  # any OpenVINO device string: CPU, GPU, GPU.1, NPU, AUTO, HETERO:GPU,CPU
+    "performance_hint",  # LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
+    "num_threads",  # INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
+    "num_streams",  # NUM_STREAMS: a number or AUTO
+    "inference_precision",  # INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
+    "cache_dir",  # CACHE_DIR: OpenVINO's model cache folder
+    "enable_mmap",  # ENABLE_MMAP
+    "enable_profiling",  # PERF_COUNT: per-layer times as ExecuTorch profiling events
+)
+
+
+class OptionError(ValueError):
+    """An unknown option key, or a value the option does not accept."""
+
+
+def _library() -> library.LoadedLibrary:
+    loaded = library.loaded()
+    if loaded is None:
+        raise RuntimeError(f"the executorch_openvino library is not loaded: {library.load_error()}")
+    return loaded
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def set_options(**options: Any) -> None:
+    """Sets process-wide defaults for programs loaded from now on. None removes a key. Raises
+    OptionError, changing nothing, for an unknown key or a bad value."""
+    lib = _library()
+    known = lib.option_keys()
+    unknown = [key for key in options if key not in known]
+    if unknown:
+        raise OptionError(f"unknown option {unknown[0]!r}; known options: {', '.join(known)}")
+    applied = []
+    for key, value in options.items():
+        if lib.set_option(key, _text(value)) != 0:
+            message = lib.last_error()
+            for done in applied:  # put back what this call already changed
+                lib.set_option(done, _set_here.get(done, ""))
+            raise OptionError(message)
+        applied.append(key)
+    for key, value in options.items():
+        if value is None:
+            _set_here.pop(key, None)
+        else:
+            _set_here[key] = _text(value)
+
+
+# What this process set through set_options, to undo a partly applied call.
+_set_here: Dict[str, str] = {}
+
+
+def get_options() -> Dict[str, Optional[str]]:
+    """What a load without load-time options would use for each key from set_options or the
+    environment; None where neither sets it (the program's compile spec or the default decides)."""
+    lib = _library()
+    return {key: (lib.get_option(key) or None) for key in lib.option_keys()}
+
+
+def reset_options() -> None:
+    """Removes every value set with set_options."""
+    lib = _library()
+    for key in lib.option_keys():
+        lib.set_option(key, "")
+    _set_here.clear()
+
+
+def compiled_models() -> list:
+    """The compiled models alive in this process: device, source (ir or precompiled), users (loaded
+    methods sharing it) and the properties OpenVINO reports (EXECUTION_DEVICES, PERFORMANCE_HINT,
+    INFERENCE_NUM_THREADS, NUM_STREAMS, INFERENCE_PRECISION_HINT, PERF_COUNT)."""
+    return _library().describe_compiled_models()

@@ -1,0 +1,76 @@
+"""Dynamic dimensions of an exported graph as OpenVINO dimensions with bounds.
+
+A model exported with `torch.export.Dim("batch", min=1, max=64)` carries symbolic sizes in its fake
+tensors; the range torch.export proved for each one becomes OpenVINO's Dimension(min, max), so the
+IR keeps the bounds and the runtime refuses shapes outside them with a clear error.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+
+def is_static(shape) -> bool:
+    return all(isinstance(size, int) for size in shape)
+
+
+def bounds(size, ranges=None) -> tuple:
+    """(min, max) of one size; max is -1 when unbounded. A plain int is its own bounds. `ranges` is
+    an ExportedProgram's range_constraints: tracing assumes a dynamic size is not 0 or 1 (its
+    shape environment says 2..), while range_constraints has the range the user declared."""
+    if isinstance(size, int):
+        return size, size
+    node = size.node
+    if node.is_nested_int():
+        raise ValueError("nested (jagged) sizes are not supported")
+    expr = node.expr
+    if getattr(expr, "is_number", False):
+        value = int(expr)
+        return value, value
+    found = (ranges or {}).get(expr)
+    if found is None:
+        found = node.shape_env.bound_sympy(expr)
+    lower = int(found.lower) if found.lower.is_finite else 0
+    upper = int(found.upper) if found.upper.is_finite else -1
+    if lower == 2:
+        # Tracing assumes a dynamic size is neither 0 nor 1, and ExecuTorch's edge program keeps
+        # that 2 instead of the minimum the user declared (Dim(min=1), the common case, exports a
+        # graph valid for 1). Size 1 is allowed; 0 is not.
+        lower = 1
+    return max(lower, 0), upper
+
+
+def partial_shape(shape, ranges=None):
+    """An ov.PartialShape for a tensor's (possibly symbolic) shape."""
+    import openvino as ov
+
+    dims: List = []
+    for size in shape:
+        lower, upper = bounds(size, ranges)
+        dims.append(ov.Dimension(lower) if lower == upper else ov.Dimension(lower, upper))
+    return ov.PartialShape(dims)
+
+
+def apply_declared_ranges(model, graph_module, ranges) -> None:
+    """Re-bounds the inputs of `model` (converted from `graph_module`) with the ranges the user
+    declared at export."""
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    changed = False
+    for port, node in zip(model.inputs, placeholders):
+        value = node.meta.get("val")
+        if value is None or is_static(value.shape):
+            continue
+        port.get_node().set_partial_shape(partial_shape(value.shape, ranges))
+        changed = True
+    if changed:
+        model.validate_nodes_and_infer_types()
+
+
+def describe(shape, ranges=None) -> str:
+    """'[1..64,16]' for messages."""
+    parts = []
+    for size in shape:
+        lower, upper = bounds(size, ranges)
+        parts.append(str(lower) if lower == upper else f"{lower}..{'inf' if upper < 0 else upper}")
+    return "[" + ",".join(parts) + "]"
+

@@ -1,0 +1,383 @@
+// Choices made when a program loads rather than when it was exported: the device and options
+// through their three channels and precedence, precompiled models, compiled models shared between
+// methods, and inputs of dynamic shape. All against the real OpenVINO runtime.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <executorch/runtime/backend/interface.h>
+#include <executorch_openvino/backend.h>
+
+#include "blob/delegate_blob.h"
+#include "case_helpers.h"
+#include "delegate_harness.h"
+#include "ir_case.h"
+
+namespace executorch_openvino::testing {
+namespace {
+
+using executorch::runtime::BackendOption;
+
+BackendOption text_option(const char* key, const char* value) {
+  BackendOption option;
+  std::strncpy(option.key, key, sizeof(option.key) - 1);
+  std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+  std::strncpy(text.data(), value, text.size() - 1);
+  option.value = text;
+  return option;
+}
+
+BackendOption int_option(const char* key, int value) {
+  BackendOption option;
+  std::strncpy(option.key, key, sizeof(option.key) - 1);
+  option.value = value;
+  return option;
+}
+
+// The live compiled models, one map of key=value per line of describe_compiled_models().
+std::vector<std::map<std::string, std::string>> compiled_models() {
+  std::vector<std::map<std::string, std::string>> models;
+  std::istringstream lines(executorch_openvino_describe_compiled_models());
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::map<std::string, std::string> fields;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      const size_t eq = word.find('=');
+      if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+    models.push_back(fields);
+  }
+  return models;
+}
+
+// The one live compiled model's fields (each test holds one harness at a time unless it says so).
+std::map<std::string, std::string> only_model() {
+  auto models = compiled_models();
+  EXPECT_EQ(models.size(), 1u) << executorch_openvino_describe_compiled_models();
+  return models.empty() ? std::map<std::string, std::string>{} : models.front();
+}
+
+std::map<std::string, std::string> runtime_description() {
+  std::map<std::string, std::string> fields;
+  std::istringstream lines(executorch_openvino_describe_runtime());
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t eq = line.find('=');
+    if (eq != std::string::npos) fields[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return fields;
+}
+
+size_t created() { return std::stoul(runtime_description()["compiled_models_created"]); }
+size_t reused() { return std::stoul(runtime_description()["compiled_models_reused"]); }
+
+class RuntimeOptionsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { clear(); }
+  void TearDown() override { clear(); }
+  static void clear() {
+    for (const char* key : {"device", "performance_hint", "num_threads", "num_streams", "inference_precision",
+                            "cache_dir", "enable_mmap", "enable_profiling"}) {
+      executorch_openvino_set_option(key, "");
+      std::string variable = std::string("EXECUTORCH_OPENVINO_") + key;
+      for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      ::unsetenv(variable.c_str());
+    }
+  }
+
+  // Loads conv2d with `load_options`, runs it and checks the outputs; returns the init status.
+  Error load_and_run(const std::vector<BackendOption>& load_options,
+                     const std::vector<std::pair<std::string, std::string>>& extra_specs = {}) {
+    c_ = load_ir_case("conv2d");
+    auto specs = c_.specs;
+    specs.insert(specs.end(), extra_specs.begin(), extra_specs.end());
+    const Error status = harness_.init(c_.blob, specs, load_options);
+    if (status != Error::Ok) return status;
+    auto inputs = make_inputs(c_);
+    auto outputs = make_outputs(c_);
+    EXPECT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+    expect_outputs_match(c_, outputs);
+    return status;
+  }
+
+  IrCase c_;
+  DelegateHarness harness_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Device chosen at load time
+
+TEST_F(RuntimeOptionsTest, TheSameBlobLoadsOnCpuAndOnAutoByLoadTimeChoice) {
+  ASSERT_EQ(load_and_run({text_option("device", "CPU")}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["device"], "CPU");
+  harness_.destroy();
+  ASSERT_EQ(load_and_run({text_option("device", "AUTO")}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["device"], "AUTO");
+  EXPECT_EQ(only_model()["EXECUTION_DEVICES"], "CPU");  // what AUTO picked on this machine
+}
+
+TEST_F(RuntimeOptionsTest, AnAbsentDeviceFailsListingTheAvailableOnes) {
+  EXPECT_EQ(load_and_run({text_option("device", "GPU")}), Error::NotSupported);
+  EXPECT_NE(last_error().find("device 'GPU' is not available; available devices: CPU"), std::string::npos)
+      << last_error();
+  // Nothing is left behind, and the next load works.
+  EXPECT_TRUE(compiled_models().empty());
+  EXPECT_EQ(load_and_run({}), Error::Ok) << last_error();
+}
+
+// Each channel overrides the one below it; checked pair by pair with the device (an absent GPU
+// fails the load, so which channel won is visible) and with a property read back from OpenVINO.
+TEST_F(RuntimeOptionsTest, TheEnvironmentOverridesTheCompileSpec) {
+  ::setenv("EXECUTORCH_OPENVINO_DEVICE", "GPU", 1);
+  EXPECT_EQ(load_and_run({}), Error::NotSupported) << "the compile spec's CPU won over the environment";
+  ::setenv("EXECUTORCH_OPENVINO_DEVICE", "CPU", 1);
+  ::setenv("EXECUTORCH_OPENVINO_NUM_THREADS", "1", 1);
+  ASSERT_EQ(load_and_run({}, {{"INFERENCE_NUM_THREADS", "2"}}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_NUM_THREADS"], "1");
+}
+
+TEST_F(RuntimeOptionsTest, SetOptionOverridesTheEnvironment) {
+  ::setenv("EXECUTORCH_OPENVINO_DEVICE", "GPU", 1);
+  ASSERT_EQ(executorch_openvino_set_option("device", "CPU"), 0) << last_error();
+  ASSERT_EQ(load_and_run({}), Error::Ok) << last_error();
+  harness_.destroy();
+  ::setenv("EXECUTORCH_OPENVINO_NUM_THREADS", "2", 1);
+  ASSERT_EQ(executorch_openvino_set_option("num_threads", "1"), 0) << last_error();
+  ASSERT_EQ(load_and_run({}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_NUM_THREADS"], "1");
+}
+
+TEST_F(RuntimeOptionsTest, LoadTimeOptionsOverrideSetOption) {
+  ASSERT_EQ(executorch_openvino_set_option("device", "CPU"), 0);
+  EXPECT_EQ(load_and_run({text_option("device", "GPU")}), Error::NotSupported);
+  ASSERT_EQ(executorch_openvino_set_option("num_threads", "2"), 0);
+  ASSERT_EQ(load_and_run({int_option("num_threads", 1)}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_NUM_THREADS"], "1");
+}
+
+TEST_F(RuntimeOptionsTest, ExecutorchsOwnSetOptionReachesTheBackend) {
+  BackendOption options[] = {text_option("device", "GPU")};
+  ASSERT_EQ(executorch::runtime::set_option(EXECUTORCH_OPENVINO_BACKEND_ID, {options, 1}), Error::Ok);
+  EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "GPU");
+  EXPECT_EQ(load_and_run({}), Error::NotSupported);
+
+  BackendOption read[] = {text_option("device", ""), int_option("num_threads", 0)};
+  ASSERT_EQ(executorch_openvino_set_option("num_threads", "1"), 0);
+  ASSERT_EQ(executorch::runtime::get_option(EXECUTORCH_OPENVINO_BACKEND_ID, {read, 2}), Error::Ok);
+  EXPECT_EQ(std::string(std::get<std::array<char, 256>>(read[0].value).data()), "GPU");
+  EXPECT_EQ(std::get<int>(read[1].value), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options: read back from the compiled model; bad ones refused
+
+TEST_F(RuntimeOptionsTest, OptionsAskedForAreWhatTheCompiledModelReports) {
+  ASSERT_EQ(load_and_run({int_option("num_threads", 1), text_option("performance_hint", "throughput"),
+                          text_option("inference_precision", "f32")}),
+            Error::Ok)
+      << last_error();
+  auto model = only_model();
+  EXPECT_EQ(model["INFERENCE_NUM_THREADS"], "1");
+  EXPECT_EQ(model["PERFORMANCE_HINT"], "THROUGHPUT");
+  EXPECT_EQ(model["INFERENCE_PRECISION_HINT"], "f32");
+  harness_.destroy();
+  // Streams need threads to run on: two streams on this machine's two cores.
+  ASSERT_EQ(load_and_run({int_option("num_streams", 2), text_option("enable_profiling", "1")}), Error::Ok)
+      << last_error();
+  EXPECT_EQ(only_model()["NUM_STREAMS"], "2");
+  EXPECT_EQ(only_model()["PERF_COUNT"], "YES");
+}
+
+TEST_F(RuntimeOptionsTest, DefaultsAreLatencyAndF32OnCpu) {
+  ASSERT_EQ(load_and_run({}, {}), Error::Ok) << last_error();
+  auto model = only_model();
+  EXPECT_EQ(model["PERFORMANCE_HINT"], "LATENCY");
+  EXPECT_EQ(model["INFERENCE_PRECISION_HINT"], "f32");
+}
+
+TEST_F(RuntimeOptionsTest, UnknownKeysAndBadValuesAreRefusedNamingThem) {
+  EXPECT_EQ(load_and_run({text_option("devize", "CPU")}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("unknown option 'devize'; known options: device,"), std::string::npos) << last_error();
+  EXPECT_EQ(load_and_run({text_option("num_threads", "many")}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("option 'num_threads' = 'many'"), std::string::npos) << last_error();
+
+  EXPECT_EQ(executorch_openvino_set_option("numthreads", "1"), static_cast<int>(Error::InvalidArgument));
+  EXPECT_NE(last_error().find("unknown option 'numthreads'"), std::string::npos) << last_error();
+  EXPECT_EQ(executorch_openvino_set_option("enable_mmap", "maybe"), static_cast<int>(Error::InvalidArgument));
+  EXPECT_EQ(std::string(executorch_openvino_get_option("enable_mmap")), "");
+
+  BackendOption options[] = {text_option("device", "AUTO"), text_option("colour", "blue")};
+  EXPECT_EQ(executorch::runtime::set_option(EXECUTORCH_OPENVINO_BACKEND_ID, {options, 2}), Error::InvalidArgument);
+  EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "") << "a refused call changed an option";
+
+  ::setenv("EXECUTORCH_OPENVINO_NUM_STREAMS", "lots", 1);
+  EXPECT_EQ(load_and_run({}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("environment variable EXECUTORCH_OPENVINO_NUM_STREAMS"), std::string::npos)
+      << last_error();
+}
+
+TEST_F(RuntimeOptionsTest, GetOptionReportsSetOptionThenTheEnvironmentThenNothing) {
+  EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "");
+  ::setenv("EXECUTORCH_OPENVINO_DEVICE", "AUTO", 1);
+  EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "AUTO");
+  executorch_openvino_set_option("device", "CPU");
+  EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "CPU");
+  executorch_openvino_set_option("enable_profiling", "true");
+  EXPECT_EQ(std::string(executorch_openvino_get_option("enable_profiling")), "YES");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Precompiled models
+
+TEST_F(RuntimeOptionsTest, AnEmbeddedCpuModelIsImportedAndGivesTheSameOutputs) {
+  const IrCase c = load_ir_case("conv2d_precompiled");
+  ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
+  EXPECT_TRUE(harness_.blob_freed());  // poisoned: the imported model must not read it
+  EXPECT_EQ(only_model()["source"], "precompiled");
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], "f32");
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  ASSERT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+}
+
+TEST_F(RuntimeOptionsTest, AnotherDeviceOrOtherOptionsCompileTheIrInstead) {
+  const IrCase c = load_ir_case("conv2d_precompiled");
+  for (const auto& load_options : std::vector<std::vector<BackendOption>>{
+           {text_option("device", "AUTO")}, {int_option("num_threads", 1)}}) {
+    ASSERT_EQ(harness_.init(c.blob, c.specs, load_options), Error::Ok) << last_error();
+    EXPECT_EQ(only_model()["source"], "ir");
+    auto inputs = make_inputs(c);
+    auto outputs = make_outputs(c);
+    ASSERT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+    expect_outputs_match(c, outputs);
+    harness_.destroy();
+  }
+}
+
+TEST_F(RuntimeOptionsTest, AModelFromAnotherOpenvinoVersionIsNotImported) {
+  const IrCase c = load_ir_case("conv2d_precompiled");
+  const blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
+  ASSERT_TRUE(parsed.blob) << parsed.error;
+  const blob::PrecompiledModel& original = parsed.blob->precompiled.at(0);
+  blob::PrecompiledInput other{original.device, "2025.0.0-17942-other", original.properties,
+                               {original.model.data, original.model.data + original.model.size}};
+  const std::vector<uint8_t> rebuilt = blob::build(
+      {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
+      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {other});
+  ASSERT_EQ(harness_.init(rebuilt, c.specs), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["source"], "ir");
+}
+
+TEST_F(RuntimeOptionsTest, AModelThatFailsToImportFallsBackToTheIr) {
+  const IrCase c = load_ir_case("conv2d_precompiled");
+  const blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
+  ASSERT_TRUE(parsed.blob) << parsed.error;
+  const blob::PrecompiledModel& original = parsed.blob->precompiled.at(0);
+  blob::PrecompiledInput garbage{original.device, original.openvino_version, original.properties,
+                                 std::vector<uint8_t>(256, 0x5A)};
+  const std::vector<uint8_t> rebuilt = blob::build(
+      {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
+      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {garbage});
+  ASSERT_EQ(harness_.init(rebuilt, c.specs), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["source"], "ir");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compiled models shared between methods
+
+TEST_F(RuntimeOptionsTest, MethodsFromTheSameBlobShareOneCompiledModelWithTheirOwnRequests) {
+  const IrCase c = load_ir_case("constant_in_place");
+  const size_t created_before = created(), reused_before = reused();
+  auto first = std::make_unique<DelegateHarness>();
+  DelegateHarness second;
+  ASSERT_EQ(first->init(c.blob, c.specs), Error::Ok) << last_error();
+  ASSERT_EQ(second.init(c.blob, c.specs), Error::Ok) << last_error();
+  EXPECT_EQ(created() - created_before, 1u);
+  EXPECT_EQ(reused() - reused_before, 1u);
+  EXPECT_EQ(only_model()["users"], "2");
+
+  // Own requests: different buffers in each, both correct.
+  auto in1 = make_inputs(c), out1 = make_outputs(c), in2 = make_inputs(c), out2 = make_outputs(c);
+  ASSERT_EQ(first->execute(args_of(in1, out1)), Error::Ok) << last_error();
+  ASSERT_EQ(second.execute(args_of(in2, out2)), Error::Ok) << last_error();
+  expect_outputs_match(c, out1);
+  expect_outputs_match(c, out2);
+
+  // The compiled model (and the weights it reads in place) outlives the method that made it.
+  first.reset();
+  auto out3 = make_outputs(c);
+  ASSERT_EQ(second.execute(args_of(in2, out3)), Error::Ok) << last_error();
+  expect_outputs_match(c, out3);
+  EXPECT_EQ(only_model()["users"], "1");
+  second.destroy();
+  EXPECT_TRUE(compiled_models().empty()) << "destroying the last user keeps the compiled model";
+}
+
+TEST_F(RuntimeOptionsTest, DifferentOptionsOrContentGetTheirOwnCompiledModel) {
+  const IrCase c = load_ir_case("conv2d");
+  DelegateHarness a, b, d;
+  ASSERT_EQ(a.init(c.blob, c.specs), Error::Ok) << last_error();
+  ASSERT_EQ(b.init(c.blob, c.specs, {int_option("num_threads", 1)}), Error::Ok) << last_error();
+  std::vector<uint8_t> other = load_ir_case("matmul_bias_relu").blob;
+  ASSERT_EQ(d.init(other, c.specs), Error::Ok) << last_error();
+  EXPECT_EQ(compiled_models().size(), 3u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic shapes
+
+TEST_F(RuntimeOptionsTest, ABoundedDynamicInputRunsAtEveryShapeInsideItsBounds) {
+  const IrCase c = load_ir_case("dynamic_rows");  // x: [1..8, 4] -> x * 2 + 1
+  ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
+  HostTensor output(ScalarType::Float, {8, 4}, /*resizable=*/true);
+  for (int rows : {1, 3, 8, 2, 5, 8, 1}) {
+    HostTensor input(ScalarType::Float, {rows, 4});
+    auto* x = reinterpret_cast<float*>(input.data());
+    for (int i = 0; i < rows * 4; ++i) x[i] = static_cast<float>(i) * 0.5f - 3.0f + rows;
+    ASSERT_EQ(harness_.execute({&input, &output}), Error::Ok) << "rows " << rows << ": " << last_error();
+    ASSERT_EQ(output.sizes(), (std::vector<int32_t>{rows, 4}));
+    const auto* y = reinterpret_cast<const float*>(output.data());
+    for (int i = 0; i < rows * 4; ++i) ASSERT_FLOAT_EQ(y[i], x[i] * 2 + 1) << "rows " << rows << " [" << i << "]";
+  }
+}
+
+TEST_F(RuntimeOptionsTest, AShapeOutsideTheBoundsIsInvalidArgumentAndTheMethodKeepsWorking) {
+  const IrCase c = load_ir_case("dynamic_rows");
+  ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
+  HostTensor output(ScalarType::Float, {9, 4}, true);
+  for (int rows : {9, 0}) {
+    HostTensor input(ScalarType::Float, {rows, 4});
+    EXPECT_EQ(harness_.execute({&input, &output}), Error::InvalidArgument) << rows;
+    EXPECT_NE(last_error().find("input 0 'x': shape [" + std::to_string(rows) + ",4], but the model expects [1..8,4]"),
+              std::string::npos)
+        << last_error();
+  }
+  HostTensor input(ScalarType::Float, {2, 4}, std::vector<uint8_t>(32, 0));
+  ASSERT_EQ(harness_.execute({&input, &output}), Error::Ok) << last_error();
+  EXPECT_EQ(output.sizes(), (std::vector<int32_t>{2, 4}));
+  EXPECT_FLOAT_EQ(reinterpret_cast<const float*>(output.data())[0], 1.0f);
+}
+
+TEST_F(RuntimeOptionsTest, ADynamicOutputLargerThanExecutorchsTensorIsRefused) {
+  const IrCase c = load_ir_case("dynamic_rows");
+  ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
+  HostTensor input(ScalarType::Float, {6, 4});
+  HostTensor small_output(ScalarType::Float, {4, 4}, true);  // planned for at most 4 rows
+  EXPECT_EQ(harness_.execute({&input, &small_output}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("output 0 came out with shape [6,4]"), std::string::npos) << last_error();
+}
+
+}  // namespace
+}  // namespace executorch_openvino::testing
