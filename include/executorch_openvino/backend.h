@@ -81,6 +81,15 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_option_keys(void);
 // Valid until the thread's next call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_compiled_models(void);
 
+// 1 when the library also registered under "OpenvinoBackend", ExecuTorch's own OpenVINO delegate's
+// id (it does when the name was free as it loaded), so programs made by that delegate's
+// partitioner run here; 0 when another library holds the name.
+EXECUTORCH_OPENVINO_API int executorch_openvino_registered_upstream_name(void);
+
+// The file of the library whose backend is registered under `backend_id` in this process's
+// registry, "" when none is. Valid until the thread's next call.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_backend_library(const char* backend_id);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

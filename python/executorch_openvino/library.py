@@ -167,6 +167,18 @@ def load() -> Optional[LoadedLibrary]:
         return None
 
 
+def backend_library(backend_id: str) -> str:
+    """The file of the library whose backend is registered under `backend_id` ("" when none)."""
+    loaded_library = loaded()
+    if loaded_library is None:
+        return ""
+    fn = loaded_library.handle.executorch_openvino_backend_library
+    fn.argtypes = [ctypes.c_char_p]
+    fn.restype = ctypes.c_char_p
+    value = fn(backend_id.encode())
+    return str(Path(value.decode("utf-8", "replace")).resolve()) if value else ""
+
+
 def load_error() -> Optional[str]:
     return _load_error
 

@@ -72,7 +72,11 @@ std::string parse_precompiled(const Span& payload, PrecompiledModel& out) {
     start = end + 1;
     if (line.empty()) continue;
     const size_t eq = line.find('=');
-    if (eq == std::string::npos || eq == 0) return "has a metadata line without key=value: '" + line + "'";
+    if (eq == std::string::npos || eq == 0) {
+      // At most the start of the line: the rest is the file's bytes, not something to log.
+      const std::string shown = line.size() > 40 ? line.substr(0, 40) + "..." : line;
+      return "has a metadata line without key=value: '" + shown + "'";
+    }
     const std::string key = line.substr(0, eq);
     const std::string value = line.substr(eq + 1);
     if (key == "device") {

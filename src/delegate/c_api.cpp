@@ -8,6 +8,7 @@
 #include "delegate/errors.h"
 #include "delegate/openvino_backend.h"
 #include "delegate/runtime_options.h"
+#include "loader/dynamic_library.h"
 #include "openvino_api/runtime.h"
 
 namespace {
@@ -94,6 +95,22 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_compiled_models
   thread_local std::string text;
   text = executorch_openvino::delegate::describe_compiled_models();
   return text.c_str();
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_registered_upstream_name(void) {
+  return executorch_openvino::registered_upstream_name() ? 1 : 0;
+}
+
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_backend_library(const char* backend_id) {
+  thread_local std::string path;
+  path.clear();
+  executorch::runtime::BackendInterface* backend =
+      executorch::runtime::get_backend_class(backend_id == nullptr ? "" : backend_id);
+  if (backend == nullptr) return path.c_str();
+  // The object may live on the heap; its virtual table lives in the library that defines it.
+  const void* vtable = *reinterpret_cast<const void* const*>(backend);
+  if (auto found = executorch_openvino::loader::module_path_of(vtable)) path = found->string();
+  return path.c_str();
 }
 
 }  // extern "C"

@@ -75,7 +75,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
     auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
-        tracer, "OpenVINO inference", executorch::runtime::kUnsetDebugHandle);
+        tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
     Status done = ov::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
     if (!done.ok()) return done;
@@ -140,7 +140,7 @@ void CompiledMethod::record_layers(EventTracer* tracer, et_timestamp_t start) {
         static_cast<et_timestamp_t>(layer.real_time_us) * 1000 * ratio.denominator / ratio.numerator;
     const std::string metadata = layer.node_type + ":" + layer.exec_type;
     executorch::runtime::event_tracer_log_profiling_delegate(tracer, layer.name.c_str(),
-                                                             executorch::runtime::kUnsetDebugHandle, cursor,
+                                                             executorch::runtime::kUnsetDelegateDebugIntId, cursor,
                                                              cursor + ticks, metadata.data(), metadata.size());
     cursor += ticks;
   }

@@ -70,13 +70,10 @@ void sweep(Cache& c) {
   }
 }
 
-}  // namespace
-
-Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
-                                                                    const blob::ParsedBlob& parsed,
-                                                                    const CompileOptions& options, std::string* note) {
+// The cache's one entry point: the model for `key`, made by `make` on a miss.
+template <typename Make>
+Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& key, Make make) {
   Cache& c = cache();
-  const std::string key = cache_key(parsed, options);
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -91,13 +88,29 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
     ++c.stats.reused;
     return live;
   }
-  Outcome<std::unique_ptr<CompiledModel>> compiled = compile(runtime, parsed, options, note);
+  Outcome<std::unique_ptr<CompiledModel>> compiled = make();
   if (!compiled.ok()) return compiled.failure();
   std::shared_ptr<const CompiledModel> model(std::move(compiled).value());
   std::lock_guard<std::mutex> lock(c.mutex);  // slot->model is written holding both locks
   slot->model = model;
   ++c.stats.compiled;
   return model;
+}
+
+}  // namespace
+
+Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
+                                                                    const blob::ParsedBlob& parsed,
+                                                                    const CompileOptions& options, std::string* note) {
+  return shared_model(cache_key(parsed, options), [&] { return compile(runtime, parsed, options, note); });
+}
+
+Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
+                                                                    size_t size, const CompileOptions& options) {
+  std::string key = "upstream\ndevice=" + options.device + '\n';
+  for (const ov::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
+  append_section(key, "model", blob::Span{static_cast<const uint8_t*>(data), size});
+  return shared_model(key, [&] { return import_upstream(runtime, data, size, options); });
 }
 
 CacheStats compiled_model_stats() {

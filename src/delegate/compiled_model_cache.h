@@ -27,6 +27,11 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
                                                                     const blob::ParsedBlob& parsed,
                                                                     const CompileOptions& options, std::string* note);
 
+// The same for a blob made by ExecuTorch's own OpenVINO partitioner: a compiled model exported for
+// `options.device`, imported with the options in effect.
+Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
+                                                                    size_t size, const CompileOptions& options);
+
 CacheStats compiled_model_stats();
 
 // One line per live compiled model: device, source (ir / precompiled), users, and the properties

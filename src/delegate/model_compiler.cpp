@@ -59,6 +59,20 @@ std::vector<ov::Property> import_properties(const CompileOptions& options) {
   return properties;
 }
 
+// Fills in the ports and what OpenVINO reports about a freshly made compiled model.
+Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledModel& result) {
+  Outcome<std::vector<ov::PortInfo>> inputs = ov::input_ports(runtime, result.model.get());
+  if (!inputs.ok()) return inputs.failure();
+  Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, result.model.get());
+  if (!outputs.ok()) return outputs.failure();
+  result.inputs = std::move(inputs).value();
+  result.outputs = std::move(outputs).value();
+  result.effective_properties = read_back_properties(runtime, result.model.get());
+  const std::string* profiling = find_property(options, "PERF_COUNT");
+  result.profiling = profiling != nullptr && *profiling == "YES";
+  return ok_status();
+}
+
 }  // namespace
 
 void AlignedBytes::Free::operator()(uint8_t* p) const {
@@ -133,15 +147,27 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     result->model = std::move(compiled).value();
   }
 
-  Outcome<std::vector<ov::PortInfo>> inputs = ov::input_ports(runtime, result->model.get());
-  if (!inputs.ok()) return inputs.failure();
-  Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, result->model.get());
-  if (!outputs.ok()) return outputs.failure();
-  result->inputs = std::move(inputs).value();
-  result->outputs = std::move(outputs).value();
-  result->effective_properties = read_back_properties(runtime, result->model.get());
-  const std::string* profiling = find_property(options, "PERF_COUNT");
-  result->profiling = profiling != nullptr && *profiling == "YES";
+  if (Status described = describe(runtime, options, *result); !described.ok()) return described.failure();
+  return result;
+}
+
+Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
+                                                        const CompileOptions& options) {
+  if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
+  auto result = std::make_unique<CompiledModel>();
+  result->device = options.device;
+  result->from_precompiled = true;
+  result->backing = AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size);
+  Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(), result->backing.size,
+                                                            options.device, import_properties(options));
+  if (!imported.ok()) {
+    Failure failure = imported.failure();
+    failure.kind = FailureKind::kInvalidBlob;
+    failure.message = "a blob of ExecuTorch's own OpenVINO delegate could not be imported: " + failure.message;
+    return failure;
+  }
+  result->model = std::move(imported).value();
+  if (Status described = describe(runtime, options, *result); !described.ok()) return described.failure();
   return result;
 }
 

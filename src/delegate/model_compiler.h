@@ -49,6 +49,11 @@ struct CompiledModel {
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const CompileOptions& options, std::string* why_not_precompiled);
 
+// A blob from ExecuTorch's own OpenVINO partitioner: a compiled model exported for
+// `options.device`, imported with the options in effect (its bytes copied and kept).
+Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
+                                                        const CompileOptions& options);
+
 // Whether `device` names a device the runtime has. Virtual devices (AUTO, HETERO:..., MULTI:...,
 // BATCH:...) are left to OpenVINO; "GPU" matches "GPU.0". The failure lists the devices there are.
 Status check_device(ov::Runtime& runtime, const std::string& device);

@@ -48,6 +48,7 @@ bool OpenvinoDelegateBackend::is_available() const {
 
 Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& context, FreeableBuffer* processed,
                                                       ArrayRef<CompileSpec> compile_specs) const {
+  if (blobs_ == BlobKind::kUpstream) return init_upstream(context, processed, compile_specs);
   delegate::clear_last_error();
   Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
   if (!runtime.ok()) return delegate::report(runtime.failure());
@@ -74,6 +75,44 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   // the blob can go now instead of living as long as the method.
   processed->Free();
 
+  void* storage =
+      context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
+  if (storage == nullptr) return Error::MemoryAllocationFailed;
+  Outcome<delegate::CompiledMethod*> method =
+      delegate::CompiledMethod::create(storage, *runtime.value(), std::move(compiled).value());
+  if (!method.ok()) return delegate::report(method.failure());
+  return method.value();
+}
+
+Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContext& context, FreeableBuffer* processed,
+                                                               ArrayRef<CompileSpec> compile_specs) const {
+  delegate::clear_last_error();
+  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+  if (!runtime.ok()) return delegate::report(runtime.failure());
+  // That partitioner records the device it compiled for; other specs configured its compilation.
+  delegate::CompileOptions options;
+  for (const CompileSpec& spec : compile_specs) {
+    if (spec.key != nullptr && std::string(spec.key) == "device" && spec.value.buffer != nullptr) {
+      std::string device(static_cast<const char*>(spec.value.buffer), spec.value.nbytes);
+      while (!device.empty() && device.back() == '\0') device.pop_back();
+      if (!device.empty()) options.device = device;
+    }
+  }
+  const std::string compiled_for = options.device;
+  if (Status applied = delegate::apply_runtime_options(options, context.runtime_specs()); !applied.ok()) {
+    return delegate::report(applied.failure());
+  }
+  if (options.device != compiled_for) {
+    delegate::log_info("this blob was compiled for " + compiled_for +
+                       " by ExecuTorch's own OpenVINO partitioner and holds no IR to compile for " + options.device +
+                       "; running it on " + compiled_for);
+    options.device = compiled_for;
+  }
+  if (std::string warning = delegate::apply_defaults(options); !warning.empty()) delegate::log_info(warning);
+  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
+      delegate::shared_upstream_model(*runtime.value(), processed->data(), processed->size(), options);
+  if (!compiled.ok()) return delegate::report(compiled.failure());
+  processed->Free();
   void* storage =
       context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
   if (storage == nullptr) return Error::MemoryAllocationFailed;
@@ -149,17 +188,29 @@ OpenvinoDelegateBackend& backend_instance() {
   return *backend;
 }
 
+bool upstream_registered = false;
+
 Error register_once() {
   static const executorch::runtime::Backend entry{EXECUTORCH_OPENVINO_BACKEND_ID, &backend_instance()};
   const Error status = executorch::runtime::register_backend(entry);
   if (status != Error::Ok) {
     ET_LOG(Error, "executorch_openvino: registering backend %s failed with error 0x%x", EXECUTORCH_OPENVINO_BACKEND_ID,
            static_cast<unsigned>(status));
+    return status;
+  }
+  // ExecuTorch's own OpenVINO delegate's name, only while nobody holds it: then its programs run
+  // here; when it is taken, that library keeps it.
+  if (executorch::runtime::get_backend_class(kUpstreamBackendId) == nullptr) {
+    static auto* upstream = new OpenvinoDelegateBackend(OpenvinoDelegateBackend::BlobKind::kUpstream);
+    static const executorch::runtime::Backend upstream_entry{kUpstreamBackendId, upstream};
+    upstream_registered = executorch::runtime::register_backend(upstream_entry) == Error::Ok;
   }
   return status;
 }
 
 }  // namespace
+
+bool registered_upstream_name() { return upstream_registered; }
 
 // Registers when the library is loaded, as ExecuTorch's own backends do.
 const Error registration_status = register_once();

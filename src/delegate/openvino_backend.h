@@ -10,6 +10,10 @@ namespace executorch_openvino {
 class EXECUTORCH_OPENVINO_API OpenvinoDelegateBackend final
     : public executorch::runtime::BackendInterface {
  public:
+  // Blobs are our container, or, for the instance registered under ExecuTorch's own OpenVINO
+  // delegate's name (when no one else holds it), compiled models that delegate's partitioner made.
+  enum class BlobKind { kOwn, kUpstream };
+  explicit OpenvinoDelegateBackend(BlobKind blobs = BlobKind::kOwn) : blobs_(blobs) {}
   ~OpenvinoDelegateBackend() override;
 
   // Runs on every delegate load, so it stays cheap: the runtime is loaded once per process (and a
@@ -37,9 +41,21 @@ class EXECUTORCH_OPENVINO_API OpenvinoDelegateBackend final
   // unset: each program's compile spec decides).
   executorch::runtime::Error get_option(executorch::runtime::BackendOptionContext& context,
                                         executorch::runtime::Span<executorch::runtime::BackendOption>& options) override;
+
+ private:
+  executorch::runtime::Result<executorch::runtime::DelegateHandle*> init_upstream(
+      executorch::runtime::BackendInitContext& context, executorch::runtime::FreeableBuffer* processed,
+      executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> compile_specs) const;
+
+  BlobKind blobs_;
 };
+
+// ExecuTorch's own OpenVINO delegate's backend id.
+inline constexpr const char kUpstreamBackendId[] = "OpenvinoBackend";
 
 // What registering the backend returned when the library was loaded.
 extern const executorch::runtime::Error registration_status;
+// Whether the library also registered under kUpstreamBackendId (the name was free).
+bool registered_upstream_name();
 
 }  // namespace executorch_openvino

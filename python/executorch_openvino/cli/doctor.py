@@ -21,6 +21,8 @@ CHECKS = {
     "devices": "OpenVINO devices",
     "library": "delegate library",
     "backend": "backend registered",
+    "upstream": "OpenvinoBackend name",
+    "options": "run-time options",
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
@@ -162,6 +164,20 @@ def collect(skip=()) -> List[Result]:
         results.append(Result("backend", False, f"{executorch_openvino.BACKEND_ID} is not in ExecuTorch's registry "
                               f"although {loaded.path} loaded",
                               "rebuild the library against the installed executorch (make build)"))
+
+    # ExecuTorch's own OpenVINO delegate's id: ours when it was free, else who holds it.
+    if loaded is not None:
+        holder = library.backend_library("OpenvinoBackend")
+        if not holder:
+            detail = "not registered by any library"
+        elif Path(holder).resolve() == Path(loaded.path).resolve():
+            detail = "registered by this library: programs from ExecuTorch's own OpenVINO partitioner run here"
+        else:
+            detail = f"held by {holder} (ExecuTorch's own OpenVINO delegate); this library leaves it alone"
+        results.append(Result("upstream", True, detail))
+        chosen = {key: value for key, value in executorch_openvino.get_options().items() if value is not None}
+        text = ", ".join(f"{key}={value}" for key, value in chosen.items()) or "none set (each program's compile specs)"
+        results.append(Result("options", True, text))
 
     # CMake package.
     config = cmake_config()
