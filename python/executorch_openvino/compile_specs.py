@@ -51,6 +51,11 @@ def export_options(
                 f"unknown compile option {key!r}: expected an OpenVINO property name such as "
                 f"'PERFORMANCE_HINT' or 'INFERENCE_PRECISION_HINT', or {COMPRESS_TO_FP16!r}"
             )
+        if any(word in key for word in ("DIR", "FILE", "PATH")):
+            raise ValueError(
+                f"compile option {key!r} names a file or folder, which a program never chooses (the runtime "
+                "ignores it): set it where the program runs, e.g. executorch_openvino.set_options(cache_dir=...)"
+            )
     properties = {key: _text(value) for key, value in options.items()}
     devices = (precompile,) if isinstance(precompile, str) else tuple(precompile)
     for name in devices:

@@ -7,6 +7,7 @@
 
 #include <executorch_openvino/backend.h>
 
+#include "delegate/errors.h"
 #include "loader/dynamic_library.h"
 
 namespace executorch_openvino::delegate {
@@ -26,6 +27,14 @@ bool is_property_key(const char* key) {
     if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_')) return false;
   }
   return true;
+}
+
+// OpenVINO properties that name a file or folder (CACHE_DIR, ..._FILE, ..._PATH).
+bool names_a_location(const std::string& key) {
+  for (const char* word : {"DIR", "FILE", "PATH"}) {
+    if (key.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 bool is_printable(const std::string& text) {
@@ -92,6 +101,9 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
       options.device = value;
     } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE) {
       continue;  // what the exporter did (fp16 weights, embedded compiled models); nothing to set
+    } else if (names_a_location(key)) {
+      // A program may come from anywhere: nothing in it chooses where files are read or written.
+      log_info("compile spec '" + key + "' ignored: folders and files are chosen at run time (cache_dir option)");
     } else if (is_property_key(spec.key)) {
       options.properties.push_back({key, value});
     } else {

@@ -9,6 +9,8 @@
 // place where every failure ends, and the exit code tells the two kinds apart (2: the command line
 // was wrong, 1: the model, the files or the run failed).
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -39,7 +41,7 @@ constexpr const char kProgram[] = "executorch-openvino-run";
 
 constexpr const char kUsage[] =
     "usage: executorch-openvino-run MODEL.pte [--method NAME] [--iterations N] [--warmup N]\n"
-    "                               [--input VALUE ...] [--output-dir DIR]\n"
+    "                               [--input VALUE ...] [--output-dir DIR] [--option KEY=VALUE ...]\n"
     "\n"
     "Loads an ExecuTorch program with the OpenVINO delegate linked in, runs one method and prints\n"
     "load time, first-run time and p50/p90/p99 latency.\n"
@@ -52,6 +54,10 @@ constexpr const char kUsage[] =
     "                     non-tensor inputs, or 'default'. Without --input every tensor input\n"
     "                     gets deterministic values of its declared shape and dtype.\n"
     "  --output-dir DIR   write output <i> of the last run to DIR/output<i>.npy\n"
+    "  --option KEY=VALUE a load-time option for the OpenVINO delegate, passed as ExecuTorch\n"
+    "                     runtime_specs (Module::load with a LoadBackendOptionsMap): device,\n"
+    "                     performance_hint, num_threads, num_streams, inference_precision, cache_dir,\n"
+    "                     enable_mmap, enable_profiling. E.g. --option device=AUTO\n"
     "\n"
     "The delegate loads the OpenVINO runtime named by OPENVINO_LIB_PATH (the libopenvino_c library or\n"
     "its folder) when set, otherwise the system's libopenvino_c or the pip openvino package installed\n"
@@ -76,6 +82,7 @@ struct Options {
   int warmup = 3;
   std::vector<std::string> inputs;
   std::string output_dir;
+  std::vector<std::pair<std::string, std::string>> backend_options;
 };
 
 int parse_count(const std::string& option, const std::string& text, int minimum) {
@@ -120,6 +127,12 @@ bool parse_arguments(int argc, char** argv, Options& options) {
       options.warmup = parse_count(name, take_value(), 0);
     } else if (name == "--input") {
       options.inputs.push_back(take_value());
+    } else if (name == "--option") {
+      const std::string pair = take_value();
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--option takes KEY=VALUE, not '" + pair + "'");
+      if (eq >= executorch::runtime::kMaxOptionKeyLength) throw UsageError("--option key '" + pair.substr(0, eq) + "' is too long");
+      options.backend_options.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
     } else if (name == "--output-dir") {
       options.output_dir = take_value();
       if (options.output_dir.empty()) throw UsageError("--output-dir needs a folder");
@@ -190,7 +203,22 @@ int run(const Options& options) {
   Module module(options.model, Module::LoadMode::File);
   executorch_openvino_clear_last_error();
   auto start = std::chrono::steady_clock::now();
-  if (const Error error = module.load(); error != Error::Ok) fail("loading program '" + options.model + "'", error);
+  // Load-time options for our backend id; the delegate checks keys and values when it loads.
+  std::vector<executorch::runtime::BackendOption> backend_options(options.backend_options.size());
+  for (size_t i = 0; i < backend_options.size(); ++i) {
+    const auto& [key, value] = options.backend_options[i];
+    std::strncpy(backend_options[i].key, key.c_str(), sizeof(backend_options[i].key) - 1);
+    std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+    std::strncpy(text.data(), value.c_str(), text.size() - 1);
+    backend_options[i].value = text;
+  }
+  executorch::runtime::LoadBackendOptionsMap load_options;
+  if (!backend_options.empty()) {
+    const Error set = load_options.set_options(executorch_openvino_backend_id(),
+                                               {backend_options.data(), backend_options.size()});
+    if (set != Error::Ok) fail("passing the --option values", set);
+  }
+  if (const Error error = module.load(load_options); error != Error::Ok) fail("loading program '" + options.model + "'", error);
   const double program_ms = elapsed_ms(start);
 
   auto names = module.method_names();

@@ -202,3 +202,17 @@ def test_links_the_delegate_and_the_cpu_kernels(runner):
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", section)
     for library in ("libexecutorch_openvino.so", "libexecutorch_kernels_optimized.so", "libexecutorch.so"):
         assert library in needed
+
+
+def test_load_time_options_choose_the_device_without_re_export(runner, small_net):
+    model, x, folder = small_net
+    result = _run(runner, "small.pte", "--input", "x.npy", "--output-dir", "auto", "--option", "device=AUTO",
+                  "--option", "num_threads=1", cwd=folder)
+    assert result.returncode == 0, result.stdout + result.stderr
+    _assert_close(np.load(folder / "auto" / "output0.npy"), model(x).detach().numpy())
+    absent = _run(runner, "small.pte", "--option", "device=GPU", cwd=folder)
+    assert absent.returncode == 1
+    assert "device 'GPU' is not available; available devices: CPU" in absent.stdout + absent.stderr
+    unknown = _run(runner, "small.pte", "--option", "colour=blue", cwd=folder)
+    assert unknown.returncode == 1 and "unknown option 'colour'" in unknown.stdout + unknown.stderr
+    assert _run(runner, "small.pte", "--option", "novalue", cwd=folder).returncode == 2

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -235,6 +237,21 @@ TEST_F(RuntimeOptionsTest, GetOptionReportsSetOptionThenTheEnvironmentThenNothin
   EXPECT_EQ(std::string(executorch_openvino_get_option("device")), "CPU");
   executorch_openvino_set_option("enable_profiling", "true");
   EXPECT_EQ(std::string(executorch_openvino_get_option("enable_profiling")), "YES");
+}
+
+// A program may come from anywhere: it never chooses where files are written.
+TEST_F(RuntimeOptionsTest, AFolderNamedByTheProgramIsIgnored) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / ("eov_spec_cache_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(folder);
+  ASSERT_EQ(load_and_run({}, {{"CACHE_DIR", folder.string()}, {"GPU_CONFIG_FILE", "/tmp/x"}}), Error::Ok)
+      << last_error();
+  EXPECT_FALSE(std::filesystem::exists(folder)) << "a compile spec made the delegate write " << folder;
+  harness_.destroy();
+  // The same folder from a run-time channel is used.
+  ASSERT_EQ(load_and_run({text_option("cache_dir", folder.c_str())}), Error::Ok) << last_error();
+  EXPECT_TRUE(std::filesystem::exists(folder));
+  std::filesystem::remove_all(folder);
 }
 
 // ---------------------------------------------------------------------------------------------
