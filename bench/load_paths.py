@@ -1,0 +1,168 @@
+"""How a program gets its compiled model, and what each way costs: compiling the IR, importing a
+model precompiled at export (precompile=["CPU"]), importing from OpenVINO's model cache (cache_dir),
+and a second load of the same program in the same process (the compiled model is shared).
+
+Every figure comes from a fresh Python process (so nothing is warm unless the case says so), runs
+interleaved `--rounds` times, and the median is reported. Output: a Markdown table on stdout and
+in bench/results/load-paths-<date>.md.
+
+    python bench/load_paths.py [--rounds 5] [--model resnet18]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+
+
+def _rss_kib() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def worker(pte_path: str, cache_dir: str, loads: int) -> None:
+    """Loads the program `loads` times in this process; prints times and RSS growth as JSON."""
+    import executorch_openvino
+    from executorch.runtime import Runtime
+
+    if cache_dir:
+        executorch_openvino.set_options(cache_dir=cache_dir)
+    data = Path(pte_path).read_bytes()
+    runtime = Runtime.get()
+    kept, figures = [], []
+    for _ in range(loads):
+        before = _rss_kib()
+        start = time.perf_counter()
+        program = runtime.load_program(data)
+        method = program.load_method("forward")
+        figures.append({"ms": (time.perf_counter() - start) * 1e3, "rss_kib": _rss_kib() - before})
+        kept.append((program, method))
+    sources = sorted({m["source"] for m in executorch_openvino.compiled_models()})
+    print(json.dumps({"loads": figures, "sources": sources}))
+
+
+def _run_worker(pte: Path, cache_dir: str = "", loads: int = 1) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    output = subprocess.run(
+        [sys.executable, __file__, "--worker", str(pte), cache_dir, str(loads)],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def _export(model_name: str, folder: Path) -> dict:
+    sys.path.insert(0, str(REPO / "bench"))
+    sys.path.insert(0, str(REPO / "python"))
+    import torch
+    from executorch.exir import to_edge_transform_and_lower
+
+    import executorch_openvino
+    from zoo_models import ZOO_BY_NAME
+
+    spec = ZOO_BY_NAME[model_name]
+    model, inputs = spec.make()
+    exported = torch.export.export(model, inputs)
+    paths = {}
+    for label, precompile in (("ir", ()), ("precompiled", ("CPU",))):
+        partitioner = executorch_openvino.OpenvinoPartitioner(precompile=precompile)
+        program = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
+        paths[label] = folder / f"{model_name}-{label}.pte"
+        paths[label].write_bytes(program.buffer)
+    return paths
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--model", default="resnet18")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="eov_load_paths_") as tmp:
+        folder = Path(tmp)
+        paths = _export(args.model, folder)
+        cache = folder / "cache"
+        _run_worker(paths["ir"], str(cache))  # fills OpenVINO's model cache once
+        cases = {
+            "compile the IR": lambda: _run_worker(paths["ir"])["loads"][0],
+            "import the precompiled model": lambda: _run_worker(paths["precompiled"])["loads"][0],
+            "import from OpenVINO's cache": lambda: _run_worker(paths["ir"], str(cache))["loads"][0],
+        }
+        samples: dict = {name: [] for name in cases}
+        second: list = []
+        for _ in range(args.rounds):  # interleaved, so drift hits every case alike
+            for name, run in cases.items():
+                samples[name].append(run())
+            second.append(_run_worker(paths["ir"], loads=2)["loads"])
+        check = _run_worker(paths["precompiled"])
+        assert check["sources"] == ["precompiled"], check
+
+    rows = []
+    base = statistics.median(s["ms"] for s in samples["compile the IR"])
+    for name, figures in samples.items():
+        ms = statistics.median(s["ms"] for s in figures)
+        rss = statistics.median(s["rss_kib"] for s in figures) / 1024
+        rows.append((name, ms, ms / base, rss))
+    first_ms = statistics.median(pair[0]["ms"] for pair in second)
+    second_ms = statistics.median(pair[1]["ms"] for pair in second)
+    second_rss = statistics.median(pair[1]["rss_kib"] for pair in second) / 1024
+    first_rss = statistics.median(pair[0]["rss_kib"] for pair in second) / 1024
+    rows.append(("second load, same process (shared)", second_ms, second_ms / base, second_rss))
+
+    import importlib.metadata
+
+    today = datetime.date.today().isoformat()
+    lines = [
+        f"# Load paths: {args.model}, {today}",
+        "",
+        f"CPU: {_cpu_model()}, {os.cpu_count()} cores. OpenVINO {importlib.metadata.version('openvino')}, "
+        f"ExecuTorch {importlib.metadata.version('executorch')}. Median of {args.rounds} interleaved rounds, each a fresh "
+        "process; load = `load_program` + `load_method` from bytes.",
+        "",
+        "| how the compiled model is made | load (ms) | vs compiling | RSS added by the load (MiB) |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [f"| {name} | {ms:.1f} | {ratio:.2f}x | {rss:.1f} |" for name, ms, ratio, rss in rows]
+    lines += [
+        "",
+        f"The second load in one process reuses the first one's compiled model (own infer request): "
+        f"{second_ms:.1f} ms and {second_rss:.1f} MiB, against {first_ms:.1f} ms and {first_rss:.1f} MiB for the first "
+        f"load in the same processes ({second_ms / first_ms:.1%} of the time, "
+        f"{(second_rss / first_rss if first_rss else 0):.1%} of the memory).",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"load-paths-{today}.md").write_text(text)
+    return 0
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
