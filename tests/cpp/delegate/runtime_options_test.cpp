@@ -387,6 +387,19 @@ TEST_F(RuntimeOptionsTest, AShapeOutsideTheBoundsIsInvalidArgumentAndTheMethodKe
   EXPECT_FLOAT_EQ(reinterpret_cast<const float*>(output.data())[0], 1.0f);
 }
 
+TEST_F(RuntimeOptionsTest, AZeroSizeInputInsideTheBoundsGivesAnEmptyOutput) {
+  const IrCase c = load_ir_case("dynamic_rows_from_zero");  // x: [0..8, 4]
+  ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
+  HostTensor output(ScalarType::Float, {8, 4}, true);
+  HostTensor empty(ScalarType::Float, {0, 4});
+  ASSERT_EQ(harness_.execute({&empty, &output}), Error::Ok) << last_error();
+  EXPECT_EQ(output.sizes(), (std::vector<int32_t>{0, 4}));
+  HostTensor two(ScalarType::Float, {2, 4}, std::vector<uint8_t>(32, 0));
+  ASSERT_EQ(harness_.execute({&two, &output}), Error::Ok) << last_error();
+  EXPECT_EQ(output.sizes(), (std::vector<int32_t>{2, 4}));
+  EXPECT_FLOAT_EQ(reinterpret_cast<const float*>(output.data())[7], 1.0f);
+}
+
 TEST_F(RuntimeOptionsTest, ADynamicOutputLargerThanExecutorchsTensorIsRefused) {
   const IrCase c = load_ir_case("dynamic_rows");
   ASSERT_EQ(harness_.init(c.blob, c.specs), Error::Ok) << last_error();
