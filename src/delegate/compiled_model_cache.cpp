@@ -101,8 +101,10 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& ke
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
-                                                                    const CompileOptions& options, std::string* note) {
-  return shared_model(cache_key(parsed, options), [&] { return compile(runtime, parsed, options, note); });
+                                                                    const CompileOptions& options, std::string* note,
+                                                                    const std::function<void()>& release_blob) {
+  return shared_model(cache_key(parsed, options),
+                      [&] { return compile(runtime, parsed, options, note, release_blob); });
 }
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,10 +23,12 @@ struct CacheStats {
 };
 
 // Thread-safe. Concurrent loads of the same key compile once; the others wait for it and share it.
-// `note` receives compile()'s line on why a precompiled model was not used (first load only).
+// `note` receives compile()'s line on why a precompiled model was not used (first load only);
+// `release_blob` is handed to compile() (a hit never reads the blob after the lookup).
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
-                                                                    const CompileOptions& options, std::string* note);
+                                                                    const CompileOptions& options, std::string* note,
+                                                                    const std::function<void()>& release_blob = {});
 
 // The same for a blob made by ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect.

@@ -112,7 +112,8 @@ Status check_device(ov::Runtime& runtime, const std::string& device) {
 }
 
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
-                                                const CompileOptions& options, std::string* why_not_precompiled) {
+                                                const CompileOptions& options, std::string* why_not_precompiled,
+                                                const std::function<void()>& release_blob) {
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();
   result->device = options.device;
@@ -128,6 +129,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
       if (imported.ok()) {
         result->model = std::move(imported).value();
         result->from_precompiled = true;
+        if (release_blob) release_blob();
         break;
       }
       mismatch = "importing it failed: " + imported.failure().message;
@@ -141,6 +143,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
+    if (release_blob) release_blob();  // the model holds its XML; the weights are in `backing`
     Outcome<ov::CompiledModelPtr> compiled =
         ov::compile_model(runtime, model->get(), options.device, options.properties);
     if (!compiled.ok()) return compiled.failure();

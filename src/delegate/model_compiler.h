@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,10 +45,13 @@ struct CompiledModel {
 
 // Reads the IR or imports a fitting precompiled model, after checking the device is present. What
 // OpenVINO may keep reading (weights, or the precompiled bytes) is copied once into memory the
-// compiled model owns, so the blob can be freed. `why_not_precompiled`
-// receives one line when the blob has precompiled models and none was used.
+// compiled model owns. `why_not_precompiled` receives one line when the blob has precompiled
+// models and none was used. `release_blob` is called as soon as `parsed` is no longer read
+// (before the IR is compiled), so the blob and the copy of its weights are not both held while
+// OpenVINO compiles: peak memory at load stays near native OpenVINO's.
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
-                                                const CompileOptions& options, std::string* why_not_precompiled);
+                                                const CompileOptions& options, std::string* why_not_precompiled,
+                                                const std::function<void()>& release_blob = {});
 
 // A blob from ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect (its bytes copied and kept).

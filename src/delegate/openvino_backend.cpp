@@ -68,11 +68,13 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
 
   std::string note;
   Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
-      delegate::shared_compiled_model(*runtime.value(), *parsed.blob, options.value(), &note);
+      delegate::shared_compiled_model(*runtime.value(), *parsed.blob, options.value(), &note,
+                                      [processed] { processed->Free(); });
   if (!compiled.ok()) return delegate::report(compiled.failure());
   if (!note.empty()) delegate::log_info(note);
   // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
-  // the blob can go now instead of living as long as the method.
+  // the blob goes now (if compile() has not already released it) instead of living as long as the
+  // method.
   processed->Free();
 
   void* storage =

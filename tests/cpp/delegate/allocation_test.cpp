@@ -4,6 +4,9 @@
 // delegate's execute() and for a native infer on the same model, same number of calls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
+
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -101,14 +104,19 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   }
   ASSERT_TRUE(ov::infer(*runtime.value(), request->get()).ok());
 
-  const long native = count_allocations([&] { (void)ov::infer(*runtime.value(), request->get()); });
-  const long delegate = count_allocations([&] { (void)backend->execute(context, harness.handle(), span); });
-  std::printf("operator new calls per call on the calling thread: native %.2f, delegate %.2f\n",
-              static_cast<double>(native) / kCalls, static_cast<double>(delegate) / kCalls);
   // OpenVINO's own count wobbles by a few allocations over hundreds of calls (its thread pool
-  // occasionally allocates on the calling thread); one allocation per call of ours would add
-  // kCalls, and re-binding a single tensor per call several times that.
-  EXPECT_LT(delegate - native, kCalls / 10) << "the delegate allocates on every execute";
+  // occasionally allocates on the calling thread, more so on a busy machine), so the two are
+  // measured in interleaved rounds and the least difference counts: one allocation per call of
+  // ours would add kCalls in every round, and re-binding a tensor per call several times that.
+  long least_difference = std::numeric_limits<long>::max();
+  for (int round = 0; round < 5; ++round) {
+    const long native = count_allocations([&] { (void)ov::infer(*runtime.value(), request->get()); });
+    const long delegate = count_allocations([&] { (void)backend->execute(context, harness.handle(), span); });
+    std::printf("round %d: operator new calls per call on the calling thread: native %.2f, delegate %.2f\n", round,
+                static_cast<double>(native) / kCalls, static_cast<double>(delegate) / kCalls);
+    least_difference = std::min(least_difference, delegate - native);
+  }
+  EXPECT_LT(least_difference, kCalls / 10) << "the delegate allocates on every execute";
 }
 
 }  // namespace
