@@ -4,6 +4,9 @@ A node is taken when OpenVINO's PyTorch frontend converts it, alone, with its re
 dtypes and shapes (each distinct signature is converted once and remembered), every tensor it
 reads or makes has a dtype the delegate exchanges, and the user did not exclude it. Every refusal
 is logged with its reason through this module's logger.
+
+PT2E's quantize / dequantize nodes are probed alone too, where ir_conversion spells them out as
+arithmetic; in a whole partition a quantize -> dequantize pair becomes a FakeQuantize instead.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Dict, Iterable, Optional, Set, Union
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from . import ir_conversion
+from . import ir_conversion, shape_bounds
 
 logger = logging.getLogger(__name__)
 
@@ -82,18 +85,24 @@ class NodeSupport(OperatorSupportBase):
         name = op_name(node.target)
         if _matches(name, self.skip_ops):
             return "excluded by skip_ops"
+        if _is_size_query(node):
+            # The size of a dynamic dimension, read inside the delegate where reshapes use it.
+            source = node.args[0].meta.get("val")
+            return None if isinstance(source, torch.Tensor) and source.dtype in ir_conversion.SUPPORTED_DTYPES else "reads a value that is not a tensor"
         if name in ir_conversion.DIM_ORDER_OP_NAMES and ir_conversion.dim_order_op_replacement(node) is None:
             return "a copy into a non-contiguous dim order, which OpenVINO's dense tensors cannot express"
         for value in [node.meta.get("val")] + [a.meta.get("val") for a in node.all_input_nodes]:
             for tensor in _tensors(value):
                 if tensor.dtype not in ir_conversion.SUPPORTED_DTYPES:
                     return f"dtype {tensor.dtype} is not exchanged with OpenVINO"
-                if any(not isinstance(d, int) for d in tensor.shape):
-                    return "dynamic shapes are not supported yet"
+                try:  # dynamic sizes are taken with the bounds torch.export proved for them
+                    [shape_bounds.bounds(d) for d in tensor.shape]
+                except (ValueError, TypeError, AttributeError) as error:
+                    return f"size not expressible as bounds: {error}"
         outputs = _tensors(node.meta.get("val"))
         if not outputs:
             return "produces no tensor"
-        if any(not isinstance(a.meta.get("val"), torch.Tensor) for a in node.all_input_nodes):
+        if any(not isinstance(a.meta.get("val"), torch.Tensor) and not _is_size_query(a) for a in node.all_input_nodes):
             return "reads a value that is not a tensor"
         return self._frontend_verdict(node)
 
@@ -109,15 +118,32 @@ class NodeSupport(OperatorSupportBase):
 
     @staticmethod
     def _signature(node: torch.fx.Node) -> tuple:
+        name = op_name(node.target)
+        # Every quantize / dequantize node has its own scale; the scale's value does not change
+        # what the frontend can convert, so those nodes share a verdict per dtype and shape.
+        any_scale = name in ir_conversion.QUANTIZATION_OP_NAMES
+
         def describe(value):
             if isinstance(value, torch.fx.Node):
                 tensor = value.meta.get("val")
-                return ("tensor", tensor.dtype, tuple(tensor.shape)) if isinstance(tensor, torch.Tensor) else ("?",)
+                return ("tensor", tensor.dtype, shape_bounds.describe(tensor.shape)) if isinstance(tensor, torch.Tensor) else ("?",)
             if isinstance(value, (list, tuple)):
                 return tuple(describe(v) for v in value)
+            if any_scale and isinstance(value, float):
+                return "float"
             return repr(value)
 
-        return (op_name(node.target), describe(node.args), describe(tuple(sorted(node.kwargs.items()))))
+        return (name, describe(node.args), describe(tuple(sorted(node.kwargs.items()))))
+
+
+def _is_size_query(node) -> bool:
+    return isinstance(node, torch.fx.Node) and op_name(node.target) == "aten.sym_size.int"
+
+
+def _size_hint(size) -> int:
+    if isinstance(size, int):
+        return size
+    return int(size.node.hint) if size.node.hint is not None else shape_bounds.bounds(size)[0]
 
 
 def _single_node_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
@@ -129,6 +155,8 @@ def _single_node_graph(node: torch.fx.Node) -> torch.fx.GraphModule:
     def placeholder_for(value):
         if not isinstance(value, torch.fx.Node):
             return value
+        if _is_size_query(value):
+            return _size_hint(value.meta["val"])  # the probe asks about the op, not this size
         if value not in placeholders:
             placeholders[value] = graph.placeholder(f"in_{len(placeholders)}")
             placeholders[value].meta["val"] = value.meta["val"]

@@ -151,3 +151,100 @@ def test_float64_part_stays_outside_and_the_rest_is_delegated(tmp_path):
     assert "aten.maximum.default" in lowered.outside_ops
     assert all("float64" in why for why in lowered.refusals.values()), lowered.refusals
     assert_matches(lowered.run(inputs), eager(model, inputs))
+
+
+# ---------------------------------------------------------------------------------------------
+# PT2E's quantize / dequantize ops where their integers are real: a program's int8 input or
+# output. The delegate computes them as torch.ao does (ir_conversion spells them out as
+# arithmetic), so integers match exactly and floats to float rounding. Pairs inside a quantized
+# model (FakeQuantize) are tested in test_quantized.py.
+
+import torch.ao.quantization.fx._decomposed  # noqa: E402,F401  (registers torch.ops.quantized_decomposed)
+
+_QD = torch.ops.quantized_decomposed
+
+
+class _DequantizePerTensor(nn.Module):
+    def forward(self, q):
+        return _QD.dequantize_per_tensor.default(q, 0.05, 3, -128, 127, torch.int8) * 2.0
+
+
+class _QuantizePerTensor(nn.Module):
+    def forward(self, x):
+        return _QD.quantize_per_tensor.default(x * 2.0, 0.02, 128, 0, 255, torch.uint8)
+
+
+class _PerChannel(nn.Module):
+    """Per-channel dequantize of an int8 input along axis 1 with non-zero zero points, then
+    per-channel quantize back along axis 1 (half of the values beyond the int8 range: clamped)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scales", torch.tensor([0.01, 0.02, 0.05, 0.1]))
+        self.register_buffer("zero_points", torch.tensor([0, 3, -5, 7]))
+
+    def forward(self, q):
+        x = _QD.dequantize_per_channel.default(q, self.scales, self.zero_points, 1, -128, 127, torch.int8)
+        # x 2 is exact in float, so no rounding boundary depends on the order of operations.
+        return _QD.quantize_per_channel.default(x * 2.0, self.scales, self.zero_points, 1, -128, 127, torch.int8)
+
+
+class _TensorOverloads(nn.Module):
+    """The .tensor overloads take the scale and zero point as 0-d tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor(0.03))
+        self.register_buffer("zero_point", torch.tensor(-4))
+
+    def forward(self, x):
+        q = _QD.quantize_per_tensor.tensor(x, self.scale, self.zero_point, -128, 127, torch.int8)
+        return q, _QD.dequantize_per_tensor.tensor(q, self.scale, self.zero_point, -128, 127, torch.int8)
+
+
+def _int8(*shape):
+    return torch.randint(-128, 128, shape, dtype=torch.int8)
+
+
+@pytest.mark.parametrize(
+    "model, inputs",
+    [
+        pytest.param(_DequantizePerTensor(), lambda: (_int8(2, 3, 8),), id="dequantize_per_tensor_int8_input"),
+        # Also values within float rounding of a boundary between two steps (x * 2 / 0.02 = n + 0.5).
+        pytest.param(_QuantizePerTensor(), lambda: (torch.cat([torch.randn(64), torch.arange(-40, 40) * 0.01 + 0.005]),),
+                     id="quantize_per_tensor_uint8_output"),
+        pytest.param(_PerChannel(), lambda: (_int8(2, 4, 5),), id="per_channel_axis_1"),
+        pytest.param(_TensorOverloads(), lambda: (torch.randn(3, 7) * 3,), id="tensor_overloads"),
+    ],
+)
+def test_quantize_ops_with_real_integers_are_delegated_and_exact(model, inputs, tmp_path):
+    torch.manual_seed(0)
+    example = inputs()
+    lowered = lower(model.eval(), example, tmp_path)
+    assert lowered.backend_ids == [executorch_openvino.BACKEND_ID] and lowered.outside_ops == [], lowered.refusals
+    for values in (example, inputs()):
+        outputs, expected = lowered.run(values), eager(model, values)
+        assert_matches(outputs, expected, rel_tol=1e-6)  # integer outputs: exactly
+        assert any(not out.is_floating_point() for out in outputs) or isinstance(model, _DequantizePerTensor)
+
+
+def test_quantize_op_verdicts_do_not_depend_on_the_scale(monkeypatch):
+    """Every quantize / dequantize node has its own scale: the partitioner asks the frontend once
+    per dtype and shape, not once per node."""
+    from executorch_openvino import ir_conversion
+
+    class _Chain(nn.Module):
+        def forward(self, x):
+            for i in range(6):
+                scale = 0.01 * (i + 1)
+                x = _QD.quantize_per_tensor.default(x, scale, 0, -128, 127, torch.int8)
+                x = _QD.dequantize_per_tensor.default(x, scale, 0, -128, 127, torch.int8) + 1.0
+            return x
+
+    conversions = []
+    real_convert = ir_conversion.convert
+    monkeypatch.setattr(ir_conversion, "convert", lambda gm: conversions.append(gm) or real_convert(gm))
+    graph = to_edge(torch.export.export(_Chain(), (torch.randn(4, 4),))).exported_program().graph
+    support = NodeSupport()
+    assert all(support.reason_to_refuse(n) is None for n in graph.nodes if n.op == "call_function")
+    assert len(conversions) == 3, "one each for quantize, dequantize and add"
