@@ -68,7 +68,8 @@ def native_openvino(module: LoweredBackendModule, image: torch.Tensor):
     options = compile_specs.from_compile_specs(module.compile_specs)
     core = ov.Core()
     model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
-    request = core.compile_model(model, options.device, options.properties).create_infer_request()
+    properties = compile_specs.load_time_properties(options.device, options.properties)  # as the library does
+    request = core.compile_model(model, options.device, properties).create_infer_request()
     request.set_input_tensor(ov.Tensor(image.numpy()))
     return request.infer
 

@@ -106,7 +106,9 @@ def native_openvino(pte_bytes: bytes, method: str, inputs: Sequence) -> Tuple[Op
     options = compile_specs.from_compile_specs(delegate.compile_specs)
     core = ov.Core()
     model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
-    compiled = core.compile_model(model, options.device, options.properties)
+    # What the library compiles with: the program's properties plus its load-time defaults.
+    properties = compile_specs.load_time_properties(options.device, options.properties)
+    compiled = core.compile_model(model, options.device, properties)
     count = len(compiled.inputs)
     if len(call_args) != count + len(compiled.outputs):
         return None, None, "the IR's inputs and outputs do not match the delegate call's"
@@ -127,8 +129,8 @@ def native_openvino(pte_bytes: bytes, method: str, inputs: Sequence) -> Tuple[Op
                 result.append((plan_outputs.index(value), request.get_output_tensor(k).data.copy()))
         return result
 
-    properties = ", ".join(f"{key}={value}" for key, value in options.properties.items())
-    return request.infer, outputs, f"{options.device}{f' ({properties})' if properties else ''}"
+    described = ", ".join(f"{key}={value}" for key, value in properties.items())
+    return request.infer, outputs, f"{options.device}{f' ({described})' if described else ''}"
 
 
 # --- XNNPACK and eager -------------------------------------------------------------------------------
