@@ -14,7 +14,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows wheel demo bench clean distclean
+.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick clean distclean
 
 all: build
 
@@ -34,7 +34,7 @@ configure: setup
 build: configure
 	@$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build test-cpp test-python test-windows test-packaging
+test: build test-cpp test-python test-windows test-packaging test-asan test-fuzz
 
 test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
@@ -53,16 +53,70 @@ test-packaging: build
 test-windows: setup
 	@bash scripts/test_windows.sh
 
+# Instrumented builds, each in a folder of its own, never touching $(BUILD). test-asan: every C++
+# test (and the fuzz targets' seeds and regression inputs) under AddressSanitizer, LeakSanitizer and
+# UndefinedBehaviorSanitizer (gcc); leaks inside OpenVINO are suppressed one by one in
+# tests/sanitizers/lsan.supp. test-fuzz / fuzz: the libFuzzer targets of tests/fuzz (clang, with
+# the same sanitizers) for TEST_FUZZ_SECONDS / FUZZ_SECONDS each; the inputs they find accumulate
+# in $(FUZZ_BUILD)/fuzz-corpus/, findings go to $(FUZZ_BUILD)/fuzz-findings/ and fail the run.
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+TEST_FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 600
+FUZZ_PACKAGES := clang-14 libclang-rt-14-dev
+INSTRUMENTED_CONFIGURE = -G Ninja -DCMAKE_MAKE_PROGRAM=$(abspath $(NINJA)) -DPython3_EXECUTABLE=$(abspath $(PYTHON)) \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo -DEXECUTORCH_OPENVINO_SANITIZE=address,undefined \
+	-DEXECUTORCH_OPENVINO_BUILD_BENCH=OFF -DEXECUTORCH_OPENVINO_BUILD_RUNNER=OFF
+
+test-asan: setup
+	@mkdir -p $(ASAN_BUILD) && $(CMAKE) -S . -B $(ASAN_BUILD) $(INSTRUMENTED_CONFIGURE) \
+		> $(ASAN_BUILD)/configure.log 2>&1 || { cat $(ASAN_BUILD)/configure.log; exit 1; }
+	@$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
+
+fuzz-build: setup
+	@bash scripts/install_system_packages.sh $(FUZZ_PACKAGES)
+	@mkdir -p $(FUZZ_BUILD) && $(CMAKE) -S . -B $(FUZZ_BUILD) $(INSTRUMENTED_CONFIGURE) \
+		-DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 -DEXECUTORCH_OPENVINO_FUZZ=ON \
+		-DEXECUTORCH_OPENVINO_BUILD_TESTS=OFF > $(FUZZ_BUILD)/configure.log 2>&1 \
+		|| { cat $(FUZZ_BUILD)/configure.log; exit 1; }
+	@$(CMAKE) --build $(FUZZ_BUILD) -j $(JOBS)
+
+test-fuzz: fuzz-build
+	@$(PYTHON) tests/fuzz/run_fuzzers.py $(FUZZ_BUILD) $(TEST_FUZZ_SECONDS)
+
+fuzz: fuzz-build
+	@$(PYTHON) tests/fuzz/run_fuzzers.py $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# 1,000 cycles of load program -> execute -> destroy in one process: resident memory, open file
+# descriptors and live compiled models per cycle; report in bench/results/soak-<date>.{md,png}.
+SOAK_CYCLES ?= 1000
+soak: build
+	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
+		$(PYTHON) bench/soak.py --cycles $(SOAK_CYCLES)
+
 wheel: setup
 	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist
 
 demo: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
 
-# Per-call overhead against native OpenVINO (C++), then the model zoo against every alternative.
+# Per-call overhead against native OpenVINO (C++), the model zoo against every alternative (C++ and
+# Python), then each optimisation before and after (the "before" commits are built once under
+# $(BENCH_BEFORES), from git archive). About 20 minutes; reports in bench/results/.
+# QUICK=1 (or make bench-quick): the overhead and the zoo on two models, under two minutes, reports in
+# bench/results/quick/.
+QUICK ?=
+BENCH_BEFORES ?= /tmp/executorch-openvino-befores
 bench: build
-	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/run_overhead.py
-	@PYTHONPATH=$(abspath python) $(PYTHON) bench/zoo.py
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) BENCH_SECONDS=$(if $(QUICK),4,20) \
+		BENCH_RESULTS=$(abspath bench/results)$(if $(QUICK),/quick) $(PYTHON) bench/run_overhead.py
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/zoo.py $(if $(QUICK),--quick)
+	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/before_after.py \
+		--build-befores $(BENCH_BEFORES))
+
+bench-quick:
+	@$(MAKE) --no-print-directory bench QUICK=1
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log

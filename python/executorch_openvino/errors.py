@@ -43,7 +43,10 @@ def _keeping_program(load_method):
     def wrapper(self, *args, **kwargs):
         method = load_method(self, *args, **kwargs)
         if method is not None:
-            method._executorch_openvino_program = self
+            # The native program and the bytes it reads, not the Python Program: that one holds
+            # its methods, and a reference back would make a cycle that keeps a dropped program
+            # (its compiled models and open file) alive until the cycle collector runs.
+            method._executorch_openvino_program = (getattr(self, "_program", None), getattr(self, "_data", None))
         return method
 
     wrapper._executorch_openvino_wrapped = True  # type: ignore[attr-defined]

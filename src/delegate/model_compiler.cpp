@@ -65,6 +65,14 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
   if (!inputs.ok()) return inputs.failure();
   Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, result.model.get());
   if (!outputs.ok()) return outputs.failure();
+  if (outputs->empty()) {
+    // Found by fuzzing: OpenVINO reads an IR with mangled layer types, or a Parameter without a
+    // Result, as a model with no outputs; such a model computes nothing and is never ours.
+    return Failure{FailureKind::kInvalidBlob,
+                   "the model has no outputs (OpenVINO read " + std::to_string(inputs->size()) +
+                       " inputs and no outputs from the IR): the delegate blob is corrupt or was not written by "
+                       "executorch_openvino; re-export the model"};
+  }
   result.inputs = std::move(inputs).value();
   result.outputs = std::move(outputs).value();
   result.effective_properties = read_back_properties(runtime, result.model.get());
