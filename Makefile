@@ -119,7 +119,7 @@ bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
 
 clean:
-	rm -rf $(BUILD) $(BUILD).configure.log
+	rm -rf $(BUILD) $(BUILD).configure.log $(ASAN_BUILD) $(FUZZ_BUILD)
 
 distclean: clean
 	rm -rf $(VENV)
