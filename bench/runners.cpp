@@ -1,7 +1,10 @@
 #include "runners.h"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
+
+#include <dlfcn.h>
 
 #include <executorch_openvino/backend.h>
 
@@ -11,10 +14,6 @@ namespace executorch_openvino::bench {
 namespace {
 
 using executorch::aten::ScalarType;
-using executorch::runtime::BackendInitContext;
-using executorch::runtime::CompileSpec;
-using executorch::runtime::Error;
-using executorch::runtime::FreeableBuffer;
 
 template <typename T>
 T value_or_throw(Outcome<T> outcome, const std::string& what) {
@@ -34,6 +33,42 @@ ov::ElementType element_type_of(ScalarType type) {
   }
 }
 
+// OpenVINO calls only the benchmark makes (the delegate never does), resolved from the runtime the
+// delegate layer already opened. Declared here, after the C API's documented signatures.
+struct ExtraApi {
+  ov::StatusCode (*read_model)(const ov::ov_core*, const char* xml_path, const char* bin_path, ov::ov_model**);
+  ov::StatusCode (*import_model)(const ov::ov_core*, const char* content, size_t size, const char* device,
+                                 ov::ov_compiled_model**);
+  ov::StatusCode (*export_model)(const ov::ov_compiled_model*, const char* path);
+  // Variadic: reads exactly one key/value pair of C strings per call.
+  ov::StatusCode (*set_property)(const ov::ov_core*, const char* device, ...);
+};
+
+const ExtraApi& extra_api(const ov::Runtime& runtime) {
+  static const ExtraApi api = [&] {
+    // RTLD_NOLOAD: the library is open already; this only gets a handle to look symbols up in.
+    void* library = dlopen(runtime.library_path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (library == nullptr) throw std::runtime_error("cannot reopen " + runtime.library_path().string());
+    auto symbol = [&](const char* name) {
+      void* address = dlsym(library, name);
+      if (address == nullptr) throw std::runtime_error(std::string("OpenVINO exports no ") + name);
+      return address;
+    };
+    ExtraApi resolved{};
+    resolved.read_model = reinterpret_cast<decltype(resolved.read_model)>(symbol("ov_core_read_model"));
+    resolved.import_model = reinterpret_cast<decltype(resolved.import_model)>(symbol("ov_core_import_model"));
+    resolved.export_model =
+        reinterpret_cast<decltype(resolved.export_model)>(symbol("ov_compiled_model_export_model"));
+    resolved.set_property = reinterpret_cast<decltype(resolved.set_property)>(symbol("ov_core_set_property"));
+    return resolved;
+  }();
+  return api;
+}
+
+void check(ov::Runtime& runtime, ov::StatusCode status, const std::string& what) {
+  if (status != ov::kOk) throw std::runtime_error(runtime.failure(status, what).message);
+}
+
 }  // namespace
 
 CompileSetup compile_setup(const IrCase& ir_case) {
@@ -48,84 +83,128 @@ CompileSetup compile_setup(const IrCase& ir_case) {
   return setup;
 }
 
-NativeRunner::NativeRunner(ov::Runtime& runtime, const IrCase& ir_case, const std::vector<HostTensor*>& inputs,
-                           const std::vector<HostTensor*>& outputs)
-    : runtime_(runtime), blob_(ir_case.blob) {
-  const std::string where = ir_case.name + " (native)";
-  // The same container the delegate receives, so both sides read byte-identical IR and weights.
-  blob::ParseResult parsed = blob::parse(blob_.data(), blob_.size());
-  if (!parsed.blob) throw std::runtime_error(where + ": invalid delegate blob: " + parsed.error);
+NativeModel NativeModel::from_blob(const std::vector<uint8_t>& blob) {
+  blob::ParseResult parsed = blob::parse(blob.data(), blob.size());
+  if (!parsed.blob) throw std::runtime_error("invalid delegate blob: " + parsed.error);
   const blob::Span xml = parsed.blob->ir_xml;
   const blob::Span weights = parsed.blob->ir_weights;
-  model_ = value_or_throw(ov::read_model(runtime, reinterpret_cast<const char*>(xml.data), xml.size,
-                                         weights.size > 0 ? weights.data : nullptr, weights.size),
-                          where + ": reading the IR");
-  const CompileSetup setup = compile_setup(ir_case);
-  compiled_ = value_or_throw(ov::compile_model(runtime, model_.get(), setup.device, setup.properties),
-                             where + ": compiling");
+  NativeModel model;
+  model.xml.assign(xml.data, xml.data + xml.size);
+  if (weights.size > 0) model.weights.assign(weights.data, weights.data + weights.size);
+  return model;
+}
+
+NativeRunner::NativeRunner(ov::Runtime& runtime, NativeModel model, const CompileSetup& setup,
+                           const std::vector<HostTensor*>& inputs, const std::vector<HostTensor*>& outputs,
+                           const std::string& name)
+    : runtime_(runtime), model_(std::move(model)) {
+  const std::string where = name + " (native)";
+  switch (model_.kind) {
+    case NativeModel::Kind::kIrInMemory: {
+      const ov::ModelPtr read = value_or_throw(
+          ov::read_model(runtime, reinterpret_cast<const char*>(model_.xml.data()), model_.xml.size(),
+                         model_.weights.empty() ? nullptr : model_.weights.data(), model_.weights.size()),
+          where + ": reading the IR");
+      compiled_ = value_or_throw(ov::compile_model(runtime, read.get(), setup.device, setup.properties),
+                                 where + ": compiling");
+      break;
+    }
+    case NativeModel::Kind::kIrFromFiles: {
+      const ExtraApi& extra = extra_api(runtime);
+      ov::ov_core* core = value_or_throw(runtime.core(), where);
+      ov::ov_model* raw = nullptr;
+      const std::string xml = model_.xml_path.string(), weights = model_.weights_path.string();
+      check(runtime, extra.read_model(core, xml.c_str(), weights.empty() ? nullptr : weights.c_str(), &raw),
+            where + ": reading " + xml);
+      const ov::ModelPtr read(raw, {runtime.api().ov_model_free});
+      compiled_ = value_or_throw(ov::compile_model(runtime, read.get(), setup.device, setup.properties),
+                                 where + ": compiling");
+      break;
+    }
+    case NativeModel::Kind::kImported: {
+      // import_model takes no properties, and the CPU plugin does not restore INFERENCE_PRECISION_HINT
+      // from the exported model (OpenVINO 2026.4: imported into a plain core, a model compiled for
+      // f32 runs in bf16 on a CPU with bf16), so the properties go on the core's device first.
+      const ExtraApi& extra = extra_api(runtime);
+      ov::ov_core* core = value_or_throw(runtime.core(), where);
+      for (const ov::Property& property : setup.properties) {
+        check(runtime, extra.set_property(core, setup.device.c_str(), property.key.c_str(), property.value.c_str()),
+              where + ": setting " + property.key + " on the core");
+      }
+      ov::ov_compiled_model* raw = nullptr;
+      check(runtime, extra.import_model(core, reinterpret_cast<const char*>(model_.exported.data()),
+                                        model_.exported.size(), setup.device.c_str(), &raw),
+            where + ": importing the exported model");
+      compiled_ = ov::CompiledModelPtr(raw, {runtime.api().ov_compiled_model_free});
+      break;
+    }
+  }
   const std::vector<ov::PortInfo> input_ports = value_or_throw(ov::input_ports(runtime, compiled_.get()), where);
   const std::vector<ov::PortInfo> output_ports = value_or_throw(ov::output_ports(runtime, compiled_.get()), where);
   if (input_ports.size() != inputs.size() || output_ports.size() != outputs.size()) {
-    throw std::runtime_error(where + ": the model's inputs/outputs do not match the case's spec.txt");
+    throw std::runtime_error(where + ": the model has " + std::to_string(input_ports.size()) + " inputs and " +
+                             std::to_string(output_ports.size()) + " outputs, the case " +
+                             std::to_string(inputs.size()) + " and " + std::to_string(outputs.size()));
   }
   request_ = value_or_throw(ov::create_infer_request(runtime, compiled_.get()), where);
 
   // Bound once, as an application that reuses its buffers would: the timed call then does nothing
   // but infer, which is the floor the delegate is measured against.
-  auto bind = [&](HostTensor& host, const ov::PortInfo& port, bool is_input, size_t index) {
+  auto describe = [&](HostTensor& host, const ov::PortInfo& port, bool is_input, size_t index) {
     if (element_type_of(host.type()) != port.type) {
       throw std::runtime_error(where + ": dtype of " + (is_input ? "input " : "output ") + std::to_string(index) +
                                " differs from the model's");
     }
     const auto sizes = host.tensor().sizes();
-    std::vector<int64_t> dims(sizes.begin(), sizes.end());
-    ov::TensorPtr tensor = value_or_throw(
-        ov::wrap_host_memory(runtime_, port.type, dims.data(), dims.size(), host.data()), where + ": wrapping");
-    const Status bound = is_input ? ov::set_input(runtime_, request_.get(), index, tensor.get())
-                                  : ov::set_output(runtime_, request_.get(), index, tensor.get());
-    if (!bound.ok()) throw std::runtime_error(where + ": " + bound.failure().message);
-    tensors_.push_back(std::move(tensor));
+    return Bound{&host, port.type, std::vector<int64_t>(sizes.begin(), sizes.end()), is_input, index};
   };
-  for (size_t i = 0; i < inputs.size(); ++i) bind(*inputs[i], input_ports[i], true, i);
-  for (size_t i = 0; i < outputs.size(); ++i) bind(*outputs[i], output_ports[i], false, i);
+  for (size_t i = 0; i < inputs.size(); ++i) bound_.push_back(describe(*inputs[i], input_ports[i], true, i));
+  for (size_t i = 0; i < outputs.size(); ++i) bound_.push_back(describe(*outputs[i], output_ports[i], false, i));
+  for (const Bound& bound : bound_) bind(bound, where);
 }
 
-DelegateRunner::DelegateRunner(executorch::runtime::BackendInterface* backend, const IrCase& ir_case,
-                               const std::vector<HostTensor*>& inputs, const std::vector<HostTensor*>& outputs)
-    : backend_(backend),
-      blob_(ir_case.blob),
-      // No free function: blob_ owns the bytes; the delegate only tells us when it is done with them.
-      processed_(blob_.data(), blob_.size(), nullptr),
-      arena_(64 * 1024),
-      allocator_(static_cast<uint32_t>(arena_.size()), arena_.data()) {
-  // CompileSpecs point into our own copies, which stay put for the runner's life.
-  spec_values_.reserve(2 * ir_case.specs.size());
-  for (const auto& [key, value] : ir_case.specs) {
-    spec_values_.push_back(key);
-    spec_values_.push_back(value);
+void NativeRunner::bind(const Bound& bound, const std::string& where) {
+  ov::TensorPtr tensor = value_or_throw(
+      ov::wrap_host_memory(runtime_, bound.type, bound.dims.data(), bound.dims.size(), bound.host->data()),
+      where + ": wrapping");
+  const Status done = bound.is_input ? ov::set_input(runtime_, request_.get(), bound.index, tensor.get())
+                                     : ov::set_output(runtime_, request_.get(), bound.index, tensor.get());
+  if (!done.ok()) throw std::runtime_error(where + ": " + done.failure().message);
+  tensors_.push_back(std::move(tensor));
+}
+
+bool NativeRunner::run_rebinding() {
+  for (const Bound& bound : bound_) {
+    Outcome<ov::TensorPtr> tensor =
+        ov::wrap_host_memory(runtime_, bound.type, bound.dims.data(), bound.dims.size(), bound.host->data());
+    if (!tensor.ok()) {
+      failure_ = tensor.failure().message;
+      return false;
+    }
+    // The request keeps its own reference; ours goes at the end of this iteration, as in a delegate
+    // that wraps afresh on every call.
+    const Status done = bound.is_input ? ov::set_input(runtime_, request_.get(), bound.index, tensor->get())
+                                       : ov::set_output(runtime_, request_.get(), bound.index, tensor->get());
+    if (!done.ok()) {
+      failure_ = done.failure().message;
+      return false;
+    }
   }
-  for (size_t i = 0; i < ir_case.specs.size(); ++i) {
-    std::string& value = spec_values_[2 * i + 1];
-    specs_.push_back(CompileSpec{spec_values_[2 * i].c_str(), {value.data(), value.size()}});
+  return run();
+}
+
+size_t NativeRunner::scribble_model_bytes() {
+  size_t overwritten = 0;
+  for (std::vector<uint8_t>* bytes : {&model_.xml, &model_.weights, &model_.exported}) {
+    std::fill(bytes->begin(), bytes->end(), 0xFF);
+    overwritten += bytes->size();
   }
-  BackendInitContext init_context(&allocator_);
-  auto handle = backend_->init(init_context, &processed_,
-                               executorch::runtime::ArrayRef<CompileSpec>(specs_.data(), specs_.size()));
-  if (!handle.ok()) throw std::runtime_error(ir_case.name + " (delegate): init failed: " + failure());
-  handle_ = handle.get();
-
-  // Inputs then outputs, as ExecuTorch lays out a delegate call's arguments; built once so the timed
-  // call does not copy or allocate anything on our side.
-  for (HostTensor* tensor : inputs) arg_storage_.push_back(tensor->value());
-  for (HostTensor* tensor : outputs) arg_storage_.push_back(tensor->value());
-  args_ = executorch::runtime::Span<executorch::runtime::EValue*>(arg_storage_.data(), arg_storage_.size());
+  return overwritten;
 }
 
-DelegateRunner::~DelegateRunner() {
-  if (handle_ != nullptr) backend_->destroy(handle_);
-  processed_.Free();  // as the Method does after destroy(); a no-op if the delegate freed it already
+void NativeRunner::export_to(const std::filesystem::path& path) {
+  const std::string text = path.string();
+  check(runtime_, extra_api(runtime_).export_model(compiled_.get(), text.c_str()), "exporting to " + text);
 }
-
-std::string DelegateRunner::failure() const { return executorch_openvino_last_error(); }
 
 }  // namespace executorch_openvino::bench

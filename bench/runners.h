@@ -1,10 +1,12 @@
 // The two sides the overhead benchmark compares, each set up once so that its timed call is a single
 // call: native OpenVINO (one infer request with our tensors bound once, then only ov::infer) and our
 // delegate (BackendInterface::execute with a prebuilt argument span, as ExecuTorch's Method calls it).
-// Both read the same input memory and compile the same IR with the same properties.
+// Both read the same input memory and compile the same IR with the same properties. The zoo's C++
+// side (zoo_cpp.cpp) uses NativeRunner too, with the other ways an application hands OpenVINO a model.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,11 +31,32 @@ struct CompileSetup {
 };
 CompileSetup compile_setup(const IrCase& ir_case);
 
+// How an application hands a model to native OpenVINO.
+struct NativeModel {
+  enum class Kind {
+    kIrInMemory,   // IR XML and weights in memory (weights used in place): what the delegate gets
+    kIrFromFiles,  // ov_core_read_model on model.xml / model.bin (OpenVINO maps the weights file)
+    kImported,     // ov_core_import_model of a compiled model exported earlier (no properties)
+  };
+  Kind kind = Kind::kIrInMemory;
+  std::vector<uint8_t> xml, weights;              // kIrInMemory
+  std::filesystem::path xml_path, weights_path;   // kIrFromFiles
+  std::vector<uint8_t> exported;                  // kImported
+
+  // The IR inside one of our containers, copied out of it.
+  static NativeModel from_blob(const std::vector<uint8_t>& blob);
+};
+
 class NativeRunner {
  public:
   // Throws std::runtime_error, with OpenVINO's message, when any step fails.
+  NativeRunner(ov::Runtime& runtime, NativeModel model, const CompileSetup& setup,
+               const std::vector<HostTensor*>& inputs, const std::vector<HostTensor*>& outputs,
+               const std::string& name);
   NativeRunner(ov::Runtime& runtime, const IrCase& ir_case, const std::vector<HostTensor*>& inputs,
-               const std::vector<HostTensor*>& outputs);
+               const std::vector<HostTensor*>& outputs)
+      : NativeRunner(runtime, NativeModel::from_blob(ir_case.blob), compile_setup(ir_case), inputs, outputs,
+                     ir_case.name) {}
   NativeRunner(const NativeRunner&) = delete;
   NativeRunner& operator=(const NativeRunner&) = delete;
 
@@ -43,15 +66,37 @@ class NativeRunner {
     if (!done.ok()) failure_ = done.failure().message;
     return done.ok();
   }
+  // What a delegate without a binding cache does per call (and what ExecuTorch's own OpenVINO
+  // delegate does): wrap every input and output in a new OpenVINO tensor, set it, then infer.
+  bool run_rebinding();
   const std::string& failure() const { return failure_; }
 
+  // Writes the compiled model to `path` (ov_compiled_model_export_model), for NativeModel::kImported.
+  void export_to(const std::filesystem::path& path);
+
+  // An experiment: overwrites the model's bytes handed to OpenVINO (IR XML and weights, or the
+  // exported model) with 0xFF. If the outputs stay right, the compiled model no longer reads them
+  // and a delegate could free its blob after compiling; if they change, it still reads them in place
+  // (freeing them instead crashes). Returns the bytes overwritten.
+  size_t scribble_model_bytes();
+
  private:
+  struct Bound {
+    HostTensor* host;
+    ov::ElementType type;
+    std::vector<int64_t> dims;
+    bool is_input;
+    size_t index;
+  };
+  void bind(const Bound& bound, const std::string& where);
+
   ov::Runtime& runtime_;
-  // Declared first so it is destroyed last: the compiled model may read weights from it in place.
-  std::vector<uint8_t> blob_;
-  ov::ModelPtr model_;
+  // Declared first so it is destroyed last: the compiled model may read weights (or, imported, the
+  // whole exported model) from it in place.
+  NativeModel model_;
   ov::CompiledModelPtr compiled_;
   ov::InferRequestPtr request_;
+  std::vector<Bound> bound_;
   std::vector<ov::TensorPtr> tensors_;
   std::string failure_;
 };

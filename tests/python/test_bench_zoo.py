@@ -1,5 +1,6 @@
 """Smoke test of the benchmark zoo (bench/zoo.py): one quick run of the tiny model in a subprocess,
-writing into a temporary results folder."""
+writing into a temporary results folder, with the C++ side (bench_zoo_cpp) of the build that made
+the library under test."""
 
 from __future__ import annotations
 
@@ -9,12 +10,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _rows(text: str, model: str, columns: int):
+    """{first column after the model: cells} of the table rows for `model` with `columns` cells."""
+    rows = {}
+    for line in text.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if cells[0] == model and len(cells) == columns:
+            rows[cells[1]] = cells
+    return rows
+
+
 def test_zoo_quick_tiny(tmp_path, library_path):
+    build = library_path.parents[3]  # <build>/site/executorch_openvino/lib/<library>
+    tool = build / "bench" / "bench_zoo_cpp"
+    if not tool.is_file():
+        pytest.fail(f"{tool} does not exist: build it (cmake --build {build} --target bench_zoo_cpp)")
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
+    env["EXECUTORCH_OPENVINO_BUILD"] = str(build)
+    env["EXECUTORCH_OPENVINO_LIBRARY"] = str(library_path)
     env.pop("EXECUTORCH_OPENVINO_CACHE_DIR", None)
     results = tmp_path / "results"
     done = subprocess.run(
@@ -28,12 +46,22 @@ def test_zoo_quick_tiny(tmp_path, library_path):
         markdown, picture = next(results.glob("zoo-*.md")), next(results.glob("zoo-*.png"))
     text = markdown.read_text()
     assert text in done.stdout  # the table printed is the one saved
-    rows = [line for line in text.splitlines() if line.startswith("| tiny |")]
-    variants = {row.split("|")[2].strip(): row for row in rows}
-    for variant in ("native", "ours-py", "ours-cpp"):
+
+    # Every variant: the C++ and Python sides of native and ours were timed.
+    variants = _rows(text, "tiny", 13)
+    for variant in ("native-cpp", "ours-cpp", "native-py", "ours-py"):
         assert variant in variants, text
-        p50 = variants[variant].split("|")[3].strip()
-        assert float(p50) > 0, variants[variant]
-    assert "et-openvino" in variants  # measured, or n/a with the reason
+        assert float(variants[variant][2]) > 0, variants[variant]
+    assert "et-openvino-cpp" in variants and "et-openvino-py" in variants  # measured, or n/a with the reason
+    # Allocations per call were counted for the C++ variants (a number, not a dash).
+    assert float(variants["ours-cpp"][11].split()[0]) >= 0, variants["ours-cpp"]
+
+    # The headline row: ours over native from C++, with a ratio and the load and memory ratios.
+    headline = [line for line in text.split("## Headline", 1)[1].split("##", 1)[0].splitlines()
+                if line.startswith("| tiny |")]
+    assert len(headline) == 1, text
+    cells = [cell.strip() for cell in headline[0].strip("|").split("|")]
+    assert cells[3].endswith("×") and float(cells[3][:-1]) > 0, headline
+    assert "## Targets (issue 6)" in text
     assert picture.stat().st_size > 1000
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
