@@ -3,8 +3,12 @@
 # (build/). All of it is reused when present.
 #
 #   make demo    build, then run a model through the delegate and compare it with native OpenVINO
-#   make test    build, then run every test (C++ under ctest, Python under pytest)
-#   make bench   build, then measure per-call overhead and the model zoo against native OpenVINO
+#   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
+#                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
+#   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
+#                every alternative, and each optimisation before and after (about 20 minutes;
+#                make bench-quick: a two-minute smoke run)
+#   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
 VENV   ?= .venv
 BUILD  ?= build
