@@ -35,6 +35,22 @@ using executorch::runtime::FreeableBuffer;
 using executorch::runtime::Result;
 using executorch::runtime::Span;
 
+namespace {
+
+// The handle of one loaded method: its own infer request on the (shared) compiled model, in the
+// method's allocator.
+Result<DelegateHandle*> make_handle(BackendInitContext& context, ov::Runtime& runtime,
+                                    std::shared_ptr<const delegate::CompiledModel> compiled) {
+  void* storage =
+      context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
+  if (storage == nullptr) return Error::MemoryAllocationFailed;
+  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(storage, runtime, std::move(compiled));
+  if (!method.ok()) return delegate::report(method.failure());
+  return method.value();
+}
+
+}  // namespace
+
 OpenvinoDelegateBackend::~OpenvinoDelegateBackend() = default;
 
 bool OpenvinoDelegateBackend::is_available() const {
@@ -62,9 +78,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   if (Status applied = delegate::apply_runtime_options(options.value(), context.runtime_specs()); !applied.ok()) {
     return delegate::report(applied.failure());
   }
-  if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) {
-    ET_LOG(Info, "executorch_openvino: %s", warning.c_str());
-  }
+  if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) delegate::log_info(warning);
 
   std::string note;
   Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
@@ -76,14 +90,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   // the blob goes now (if compile() has not already released it) instead of living as long as the
   // method.
   processed->Free();
-
-  void* storage =
-      context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
-  if (storage == nullptr) return Error::MemoryAllocationFailed;
-  Outcome<delegate::CompiledMethod*> method =
-      delegate::CompiledMethod::create(storage, *runtime.value(), std::move(compiled).value());
-  if (!method.ok()) return delegate::report(method.failure());
-  return method.value();
+  return make_handle(context, *runtime.value(), std::move(compiled).value());
 }
 
 Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContext& context, FreeableBuffer* processed,
@@ -115,13 +122,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContex
       delegate::shared_upstream_model(*runtime.value(), processed->data(), processed->size(), options);
   if (!compiled.ok()) return delegate::report(compiled.failure());
   processed->Free();
-  void* storage =
-      context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
-  if (storage == nullptr) return Error::MemoryAllocationFailed;
-  Outcome<delegate::CompiledMethod*> method =
-      delegate::CompiledMethod::create(storage, *runtime.value(), std::move(compiled).value());
-  if (!method.ok()) return delegate::report(method.failure());
-  return method.value();
+  return make_handle(context, *runtime.value(), std::move(compiled).value());
 }
 
 Error OpenvinoDelegateBackend::execute(BackendExecutionContext& context, DelegateHandle* handle,
