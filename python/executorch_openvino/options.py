@@ -24,7 +24,7 @@ OPTION_KEYS = (
     "num_threads",  # INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
     "num_streams",  # NUM_STREAMS: a number or AUTO
     "inference_precision",  # INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
-    "cache_dir",  # CACHE_DIR: OpenVINO's model cache folder
+    "cache_dir",  # the model cache folder (compiled models stored and imported; README "Model cache")
     "enable_mmap",  # ENABLE_MMAP
     "enable_profiling",  # PERF_COUNT: per-layer times as ExecuTorch profiling events
 )
@@ -92,7 +92,9 @@ def reset_options() -> None:
 
 
 def compiled_models() -> list:
-    """The compiled models alive in this process: device, source (ir or precompiled), users (loaded
-    methods sharing it) and the properties OpenVINO reports (EXECUTION_DEVICES, PERFORMANCE_HINT,
-    INFERENCE_NUM_THREADS, NUM_STREAMS, INFERENCE_PRECISION_HINT, PERF_COUNT)."""
+    """The compiled models alive in this process: device, source ("ir": compiled from the IR;
+    "precompiled": embedded in the program; "cache": imported from the model cache in cache_dir;
+    "upstream": a program of ExecuTorch's own OpenVINO delegate), users (loaded methods sharing it)
+    and the properties OpenVINO reports (EXECUTION_DEVICES, PERFORMANCE_HINT, INFERENCE_NUM_THREADS,
+    NUM_STREAMS, INFERENCE_PRECISION_HINT, PERF_COUNT)."""
     return _library().describe_compiled_models()

@@ -29,9 +29,9 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 //   INFERENCE_PRECISION_HINT=f32 on CPU and on virtual devices (AUTO, HETERO:..., which may pick
 //     the CPU): OpenVINO's CPU default is bf16 where the processor has it, and an fp32 PyTorch
 //     model should give fp32 results. GPU and NPU keep their own defaults.
-//   CACHE_DIR (from any channel): OpenVINO stores compiled models there, and a later load of the
-//     same model imports instead of compiling. A folder that cannot be created or written is
-//     dropped with a warning (returned), never a failure.
+//   CACHE_DIR (from any channel): the model cache folder (model_file_cache.h; OpenVINO's own
+//     CACHE_DIR for virtual devices). A folder that cannot be created or written is dropped with a
+//     warning (returned), never a failure.
 std::string apply_defaults(CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate

@@ -1,46 +1,52 @@
 #include "delegate/compiled_model_cache.h"
 
-#include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
+
+#include "delegate/content_hash.h"
+#include "delegate/model_file_cache.h"
 
 namespace executorch_openvino::delegate {
 namespace {
 
-// A 64-bit hash of a section, next to the CRC-32 the container already checked: together they
-// identify content without keeping a copy of it for comparison.
-uint64_t content_hash(const uint8_t* data, size_t size) {
-  uint64_t hash = 0x9e3779b97f4a7c15ull ^ size;
-  size_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, data + i, 8);
-    hash = (hash ^ word) * 0xff51afd7ed558ccdull;
-    hash ^= hash >> 32;
-  }
-  for (; i < size; ++i) hash = (hash ^ data[i]) * 0x100000001b3ull;
-  hash ^= hash >> 29;
-  return hash * 0xc4ceb9fe1a85ec53ull;
-}
-
 void append_section(std::string& key, const char* name, const blob::Span& span) {
+  // Size and a 64-bit hash beside the CRC-32 the container already checked: together they identify
+  // the content without keeping a copy of it for comparison.
   key += name;
   key += '=' + std::to_string(span.size) + ':' + std::to_string(content_hash(span.data, span.size)) + '\n';
 }
 
-// Everything that decides what compile() would produce. The XML is part of it verbatim (it is
-// small); weights and precompiled models by size and hash.
-std::string cache_key(const blob::ParsedBlob& parsed, const CompileOptions& options) {
+// The model's content: the XML verbatim (it is small); weights and precompiled models by size and hash.
+std::string model_identity(const blob::ParsedBlob& parsed) {
+  std::string identity;
+  append_section(identity, "weights", parsed.ir_weights);
+  for (const blob::PrecompiledModel& model : parsed.precompiled) {
+    identity += "precompiled:" + model.device + ':' + model.openvino_version + '\n';
+    append_section(identity, "model", model.model);
+  }
+  identity += "xml=";
+  identity.append(reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size);
+  return identity;
+}
+
+// Everything that decides what compile() would produce in this process.
+std::string cache_key(const std::string& identity, const CompileOptions& options) {
   std::string key = "device=" + options.device + '\n';
   for (const ov::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
-  append_section(key, "weights", parsed.ir_weights);
-  for (const blob::PrecompiledModel& model : parsed.precompiled) {
-    key += "precompiled:" + model.device + ':' + model.openvino_version + '\n';
-    append_section(key, "model", model.model);
-  }
-  key += "xml=";
-  key.append(reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size);
-  return key;
+  return key + identity;
+}
+
+// The model cache's file for this model, when a cache folder is set and the device is a physical
+// one (a virtual device's compiled model is left to OpenVINO's own CACHE_DIR). The key adds the
+// runtime's build to what decides the compiled model; CACHE_DIR and ENABLE_MMAP do not change it.
+std::optional<CacheEntry> file_cache_entry(ov::Runtime& runtime, const std::string& identity,
+                                           const CompileOptions& options) {
+  const std::string* folder = find_property(options, "CACHE_DIR");
+  if (folder == nullptr || is_virtual_device(options.device)) return std::nullopt;
+  std::string key = "executorch_openvino model cache\nopenvino=" + runtime.build_number() + "\ndevice=" + options.device + '\n';
+  for (const auto& [name, value] : compilation_properties(options)) key += name + '=' + value + '\n';
+  return cache_entry(*folder, key + identity);
 }
 
 struct Slot {
@@ -103,8 +109,11 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
                                                                     const blob::ParsedBlob& parsed,
                                                                     const CompileOptions& options, std::string* note,
                                                                     const std::function<void()>& release_blob) {
-  return shared_model(cache_key(parsed, options),
-                      [&] { return compile(runtime, parsed, options, note, release_blob); });
+  const std::string identity = model_identity(parsed);
+  return shared_model(cache_key(identity, options), [&] {
+    const std::optional<CacheEntry> entry = file_cache_entry(runtime, identity, options);
+    return compile(runtime, parsed, options, note, release_blob, entry ? &*entry : nullptr);
+  });
 }
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
@@ -134,7 +143,7 @@ std::string describe_compiled_models() {
     std::shared_ptr<const CompiledModel> model = slot->model.lock();
     if (!model) continue;
     // use_count counts our local copy too.
-    text += "device=" + model->device + " source=" + (model->from_precompiled ? "precompiled" : "ir") +
+    text += "device=" + model->device + " source=" + source_name(model->source) +
             " users=" + std::to_string(model.use_count() - 1) + " " + model->effective_properties + "\n";
   }
   return text;

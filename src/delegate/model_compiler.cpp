@@ -1,21 +1,11 @@
 #include "delegate/model_compiler.h"
 
 #include <algorithm>
-#include <cstring>
-#include <new>
+
+#include "delegate/errors.h"
 
 namespace executorch_openvino::delegate {
 namespace {
-
-constexpr size_t kWeightsAlignment = 64;
-
-bool is_virtual_device(const std::string& device) {
-  if (device.find(':') != std::string::npos) return true;
-  for (const char* name : {"AUTO", "HETERO", "MULTI", "BATCH"}) {
-    if (device == name) return true;
-  }
-  return false;
-}
 
 // Why `candidate` cannot stand in for compiling the IR with `options`; empty when it can.
 std::string precompiled_mismatch(ov::Runtime& runtime, const blob::PrecompiledModel& candidate,
@@ -83,17 +73,22 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
 
 }  // namespace
 
-void AlignedBytes::Free::operator()(uint8_t* p) const {
-  ::operator delete[](p, std::align_val_t(kWeightsAlignment));
+bool is_virtual_device(const std::string& device) {
+  if (device.find(':') != std::string::npos) return true;
+  for (const char* name : {"AUTO", "HETERO", "MULTI", "BATCH"}) {
+    if (device == name) return true;
+  }
+  return false;
 }
 
-AlignedBytes AlignedBytes::copy_of(const uint8_t* source, size_t size) {
-  AlignedBytes bytes;
-  if (size == 0) return bytes;
-  bytes.data.reset(static_cast<uint8_t*>(::operator new[](size, std::align_val_t(kWeightsAlignment))));
-  std::memcpy(bytes.data.get(), source, size);
-  bytes.size = size;
-  return bytes;
+const char* source_name(CompiledModel::Source source) {
+  switch (source) {
+    case CompiledModel::Source::kIr: return "ir";
+    case CompiledModel::Source::kPrecompiled: return "precompiled";
+    case CompiledModel::Source::kModelCache: return "cache";
+    case CompiledModel::Source::kUpstream: return "upstream";
+  }
+  return "unknown";
 }
 
 std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options) {
@@ -121,7 +116,8 @@ Status check_device(ov::Runtime& runtime, const std::string& device) {
 
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const CompileOptions& options, std::string* why_not_precompiled,
-                                                const std::function<void()>& release_blob) {
+                                                const std::function<void()>& release_blob,
+                                                const CacheEntry* cache_entry) {
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();
   result->device = options.device;
@@ -136,7 +132,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
                                                                 import_properties(options));
       if (imported.ok()) {
         result->model = std::move(imported).value();
-        result->from_precompiled = true;
+        result->source = CompiledModel::Source::kPrecompiled;
         if (release_blob) release_blob();
         break;
       }
@@ -145,17 +141,48 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     reasons += (reasons.empty() ? "" : "; ") + ("the precompiled model for " + candidate.device + " was not used: ") +
                mismatch;
   }
+  if (!result->model && !reasons.empty() && why_not_precompiled != nullptr) {
+    *why_not_precompiled = reasons + (cache_entry != nullptr ? "; trying the model cache" : "; compiling the IR");
+  }
+
+  if (!result->model && cache_entry != nullptr) {
+    std::string problem;
+    if (std::optional<CachedModel> cached = read_cached_model(*cache_entry, &problem)) {
+      result->backing = std::move(cached->bytes);
+      Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(), cached->model_size,
+                                                                options.device, import_properties(options));
+      if (imported.ok()) {
+        result->model = std::move(imported).value();
+        result->source = CompiledModel::Source::kModelCache;
+        if (release_blob) release_blob();
+      } else {
+        result->backing = {};
+        problem = "importing it failed: " + imported.failure().message;
+      }
+    }
+    if (!problem.empty()) log_info("model cache: " + cache_entry->file.u8string() + " not used: " + problem + "; compiling the IR");
+  }
+
   if (!result->model) {
-    if (why_not_precompiled != nullptr && !reasons.empty()) *why_not_precompiled = reasons + "; compiling the IR";
     result->backing = AlignedBytes::copy_of(parsed.ir_weights.data, parsed.ir_weights.size);
     Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
     if (release_blob) release_blob();  // the model holds its XML; the weights are in `backing`
-    Outcome<ov::CompiledModelPtr> compiled =
-        ov::compile_model(runtime, model->get(), options.device, options.properties);
+    // With our cache in use OpenVINO's own would store a second copy of the same compiled model.
+    std::vector<ov::Property> properties = options.properties;
+    if (cache_entry != nullptr) {
+      properties.erase(std::remove_if(properties.begin(), properties.end(),
+                                      [](const ov::Property& p) { return p.key == "CACHE_DIR"; }),
+                       properties.end());
+    }
+    Outcome<ov::CompiledModelPtr> compiled = ov::compile_model(runtime, model->get(), options.device, properties);
     if (!compiled.ok()) return compiled.failure();
     result->model = std::move(compiled).value();
+    if (cache_entry != nullptr) {
+      const std::string problem = store_compiled_model(runtime, result->model.get(), *cache_entry);
+      if (!problem.empty()) log_info("model cache: the compiled model was not stored: " + problem);
+    }
   }
 
   if (Status described = describe(runtime, options, *result); !described.ok()) return described.failure();
@@ -167,7 +194,7 @@ Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, co
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();
   result->device = options.device;
-  result->from_precompiled = true;
+  result->source = CompiledModel::Source::kUpstream;
   result->backing = AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size);
   Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(), result->backing.size,
                                                             options.device, import_properties(options));

@@ -10,21 +10,13 @@
 
 #include "blob/delegate_blob.h"
 #include "common/outcome.h"
+#include "delegate/aligned_bytes.h"
 #include "delegate/compile_options.h"
+#include "delegate/model_file_cache.h"
 #include "openvino_api/objects.h"
 #include "openvino_api/runtime.h"
 
 namespace executorch_openvino::delegate {
-
-// Memory aligned for OpenVINO's kernels, owned by a compiled model that may read constants from it.
-struct AlignedBytes {
-  struct Free {
-    void operator()(uint8_t* p) const;
-  };
-  std::unique_ptr<uint8_t[], Free> data;
-  size_t size = 0;
-  static AlignedBytes copy_of(const uint8_t* source, size_t size);
-};
 
 // Immutable once made; shared by every method loaded from the same blob with the same options.
 struct CompiledModel {
@@ -36,7 +28,7 @@ struct CompiledModel {
   std::vector<ov::PortInfo> inputs;
   std::vector<ov::PortInfo> outputs;
   std::string device;
-  bool from_precompiled = false;
+  enum class Source { kIr, kPrecompiled, kModelCache, kUpstream } source = Source::kIr;
   // "KEY=value" for the properties OpenVINO reports back (hint, threads, streams, precision,
   // execution devices, profiling), for get_option-style diagnostics and tests.
   std::string effective_properties;
@@ -49,14 +41,24 @@ struct CompiledModel {
 // models and none was used. `release_blob` is called as soon as `parsed` is no longer read
 // (before the IR is compiled), so the blob and the copy of its weights are not both held while
 // OpenVINO compiles: peak memory at load stays near native OpenVINO's.
+// With a `cache_entry` (a cache folder and a physical device), no fitting precompiled model, and a
+// usable cached file, that file is imported; otherwise the IR is compiled (without OpenVINO's own
+// CACHE_DIR) and the result stored for next time.
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const CompileOptions& options, std::string* why_not_precompiled,
-                                                const std::function<void()>& release_blob = {});
+                                                const std::function<void()>& release_blob = {},
+                                                const CacheEntry* cache_entry = nullptr);
 
 // A blob from ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect (its bytes copied and kept).
 Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
                                                         const CompileOptions& options);
+
+// AUTO, HETERO:..., MULTI:..., BATCH:...: OpenVINO picks the devices.
+bool is_virtual_device(const std::string& device);
+
+// A source's name in diagnostics: "ir", "precompiled", "cache", "upstream".
+const char* source_name(CompiledModel::Source source);
 
 // Whether `device` names a device the runtime has. Virtual devices (AUTO, HETERO:..., MULTI:...,
 // BATCH:...) are left to OpenVINO; "GPU" matches "GPU.0". The failure lists the devices there are.

@@ -172,6 +172,12 @@ Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, si
   return CompiledModelPtr(compiled, {api.ov_compiled_model_free});
 }
 
+Status export_model(Runtime& runtime, const ov_compiled_model* compiled, const std::string& path) {
+  StatusCode status = runtime.api().ov_compiled_model_export_model(compiled, path.c_str());
+  if (status != kOk) return runtime.failure(status, "exporting the compiled model to " + path);
+  return ok_status();
+}
+
 Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
                                              const std::string& key) {
   char* value = nullptr;

@@ -59,6 +59,10 @@ Outcome<CompiledModelPtr> compile_model(Runtime& runtime, const ov_model* model,
 Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, size_t size, const std::string& device,
                                        const std::vector<Property>& properties);
 
+// Writes `compiled` to the file `path` (UTF-8) in the form import_model reads. The C API exports to a
+// file only, not to memory.
+Status export_model(Runtime& runtime, const ov_compiled_model* compiled, const std::string& path);
+
 // A property of a compiled model, as OpenVINO prints it ("LATENCY", "4", "f32").
 Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
                                              const std::string& key);

@@ -113,6 +113,7 @@ using ov_compiled_model_output_by_index_fn =
 using ov_compiled_model_create_infer_request_fn = StatusCode (*)(const ov_compiled_model*, ov_infer_request**);
 using ov_compiled_model_free_fn = void (*)(ov_compiled_model*);
 using ov_compiled_model_get_property_fn = StatusCode (*)(const ov_compiled_model*, const char* key, char** value);
+using ov_compiled_model_export_model_fn = StatusCode (*)(const ov_compiled_model*, const char* export_model_path);
 
 using ov_output_const_port_free_fn = void (*)(ov_output_const_port*);
 using ov_port_get_element_type_fn = StatusCode (*)(const ov_output_const_port*, ElementTypeCode*);

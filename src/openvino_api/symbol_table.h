@@ -43,6 +43,7 @@ namespace executorch_openvino::ov {
   X(ov_core_set_property)                         \
   X(ov_core_get_property)                         \
   X(ov_compiled_model_get_property)               \
+  X(ov_compiled_model_export_model)               \
   X(ov_infer_request_get_output_tensor_by_index)  \
   X(ov_infer_request_get_profiling_info)          \
   X(ov_profiling_info_list_free)                  \

@@ -4,6 +4,7 @@ when it was exported), precompiled models, and inputs of dynamic shape, through 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -203,3 +204,38 @@ def test_the_environment_is_read_when_a_program_loads(small_net, monkeypatch):
     method, _ = _run(pte, x)
     assert "THROUGHPUT" in [m.get("PERFORMANCE_HINT") for m in executorch_openvino.compiled_models()]
     assert os.environ["EXECUTORCH_OPENVINO_PERFORMANCE_HINT"] == "throughput"
+
+
+# --- the model cache (cache_dir) -----------------------------------------------------------------
+
+_LOAD_IN_A_FRESH_PROCESS = """
+import sys, torch, executorch_openvino
+from executorch.runtime import Runtime
+method = Runtime.get().load_program(sys.argv[1]).load_method("forward")
+(out,) = method.execute([torch.load(sys.argv[2])])
+torch.save(out, sys.argv[3])
+print([m["source"] for m in executorch_openvino.compiled_models()])
+"""
+
+
+def test_a_second_process_imports_the_model_the_first_one_cached(small_net, tmp_path):
+    import subprocess
+    import sys
+
+    model, x, pte = small_net
+    (tmp_path / "net.pte").write_bytes(pte)
+    torch.save(x, tmp_path / "x.pt")
+    package = str(Path(executorch_openvino.__file__).resolve().parents[1])  # this checkout's, as in this process
+    env = dict(os.environ, EXECUTORCH_OPENVINO_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")])))
+    sources = []
+    for run in range(2):
+        done = subprocess.run([sys.executable, "-c", _LOAD_IN_A_FRESH_PROCESS, str(tmp_path / "net.pte"),
+                               str(tmp_path / "x.pt"), str(tmp_path / f"out{run}.pt")],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        sources.append(done.stdout.strip().splitlines()[-1])
+        torch.testing.assert_close(torch.load(tmp_path / f"out{run}.pt"), model(x), rtol=1e-4, atol=1e-5)
+    assert sources == ["['ir']", "['cache']"]
+    cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert len(cached) == 1 and cached[0].startswith("executorch_openvino-"), cached

@@ -29,58 +29,6 @@ namespace {
 
 using executorch::runtime::BackendOption;
 
-BackendOption text_option(const char* key, const char* value) {
-  BackendOption option;
-  std::strncpy(option.key, key, sizeof(option.key) - 1);
-  std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
-  std::strncpy(text.data(), value, text.size() - 1);
-  option.value = text;
-  return option;
-}
-
-BackendOption int_option(const char* key, int value) {
-  BackendOption option;
-  std::strncpy(option.key, key, sizeof(option.key) - 1);
-  option.value = value;
-  return option;
-}
-
-// The live compiled models, one map of key=value per line of describe_compiled_models().
-std::vector<std::map<std::string, std::string>> compiled_models() {
-  std::vector<std::map<std::string, std::string>> models;
-  std::istringstream lines(executorch_openvino_describe_compiled_models());
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::map<std::string, std::string> fields;
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) {
-      const size_t eq = word.find('=');
-      if (eq != std::string::npos) fields[word.substr(0, eq)] = word.substr(eq + 1);
-    }
-    models.push_back(fields);
-  }
-  return models;
-}
-
-// The one live compiled model's fields (each test holds one harness at a time unless it says so).
-std::map<std::string, std::string> only_model() {
-  auto models = compiled_models();
-  EXPECT_EQ(models.size(), 1u) << executorch_openvino_describe_compiled_models();
-  return models.empty() ? std::map<std::string, std::string>{} : models.front();
-}
-
-std::map<std::string, std::string> runtime_description() {
-  std::map<std::string, std::string> fields;
-  std::istringstream lines(executorch_openvino_describe_runtime());
-  std::string line;
-  while (std::getline(lines, line)) {
-    const size_t eq = line.find('=');
-    if (eq != std::string::npos) fields[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  return fields;
-}
-
 size_t created() { return std::stoul(runtime_description()["compiled_models_created"]); }
 size_t reused() { return std::stoul(runtime_description()["compiled_models_reused"]); }
 

@@ -1,9 +1,12 @@
 // Helpers the backend tests share: tensors for an IrCase, argument lists, output checks.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <executorch/runtime/backend/options.h>
 
 #include "host_tensor.h"
 #include "ir_case.h"
@@ -21,5 +24,19 @@ std::vector<HostTensor*> args_of(const std::vector<std::unique_ptr<HostTensor>>&
 // Float outputs within a tight tolerance of NumPy's (fp32 inference precision is requested);
 // integer and boolean outputs exactly.
 void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<HostTensor>>& outputs);
+
+// Load-time options for our backend (ExecuTorch's BackendOption).
+executorch::runtime::BackendOption text_option(const char* key, const char* value);
+executorch::runtime::BackendOption int_option(const char* key, int value);
+
+// The live compiled models, one map of key=value per line of describe_compiled_models().
+std::vector<std::map<std::string, std::string>> compiled_models();
+
+// The one live compiled model's fields (a test holding one harness at a time); fails the test when
+// there is not exactly one.
+std::map<std::string, std::string> only_model();
+
+// describe_runtime() as key=value pairs.
+std::map<std::string, std::string> runtime_description();
 
 }  // namespace executorch_openvino::testing
