@@ -30,7 +30,10 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
       request_(nullptr, {}),
       input_bindings_(compiled_->inputs.size()),
       output_bindings_(compiled_->outputs.size()) {
-  for (const ov::PortInfo& port : compiled_->outputs) output_is_dynamic_.push_back(!port.is_static());
+  for (const ov::PortInfo& port : compiled_->outputs) {
+    output_is_dynamic_.push_back(!port.is_static());
+    has_dynamic_outputs_ = has_dynamic_outputs_ || !port.is_static();
+  }
 }
 
 CompiledMethod::~CompiledMethod() {
@@ -52,6 +55,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
                        std::to_string(inputs + outputs) + " arguments), got " + std::to_string(args.size())};
   }
   // Check everything before binding anything, so a bad call leaves the request as it was.
+  bool all_bound = true;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool is_input = i < inputs;
     const size_t index = is_input ? i : i - inputs;
@@ -65,10 +69,14 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     // A tensor identical to the one bound last call was checked then (the usual steady state).
     const TensorBinding& binding = is_input ? input_bindings_[index] : output_bindings_[index];
     if (binding.matches(value->toTensor())) continue;
+    all_bound = false;
     const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
   }
-  if (Status bound = bind_all(args); !bound.ok()) return bound;
+  // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
+  if (!all_bound) {
+    if (Status bound = bind_all(args); !bound.ok()) return bound;
+  }
 
   if (tracer == nullptr) {
     if (Status done = ov::infer(runtime_, request_.get()); !done.ok()) return done;
@@ -81,7 +89,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     if (!done.ok()) return done;
     if (compiled_->profiling) record_layers(tracer, start);
   }
-  return copy_dynamic_outputs(args);
+  return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
 }
 
 Status CompiledMethod::bind_all(Span<EValue*> args) {

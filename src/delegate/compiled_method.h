@@ -49,6 +49,7 @@ class CompiledMethod {
   std::vector<TensorBinding> input_bindings_;
   std::vector<TensorBinding> output_bindings_;
   std::vector<bool> output_is_dynamic_;
+  bool has_dynamic_outputs_ = false;
   std::mutex mutex_;
 };
 

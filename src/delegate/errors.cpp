@@ -1,5 +1,7 @@
 #include "delegate/errors.h"
 
+#include <atomic>
+
 #include <executorch/runtime/platform/log.h>
 
 namespace executorch_openvino::delegate {
@@ -14,6 +16,10 @@ std::string& thread_last_error() {
   thread_local std::string message;
   return message;
 }
+
+// Whether any thread ever kept an error: until then clearing has nothing to do and skips the
+// thread-local lookup, a call into the dynamic linker from a shared library, on every execute.
+std::atomic<bool> any_error_kept{false};
 
 }  // namespace
 
@@ -52,6 +58,7 @@ void log_in_pieces(executorch::runtime::LogLevel level, const std::string& text)
 }  // namespace
 
 Error report(const Failure& failure) {
+  any_error_kept.store(true, std::memory_order_relaxed);
   thread_last_error() = "executorch_openvino: " + failure.message;
   log_in_pieces(executorch::runtime::LogLevel::Error, thread_last_error());
   return to_error(failure.kind);
@@ -61,7 +68,10 @@ void log_info(const std::string& message) {
   log_in_pieces(executorch::runtime::LogLevel::Info, "executorch_openvino: " + message);
 }
 
-void clear_last_error() { thread_last_error().clear(); }
+void clear_last_error() {
+  // A thread's own store is ordered before its own load, so a thread always sees its own errors.
+  if (any_error_kept.load(std::memory_order_relaxed)) thread_last_error().clear();
+}
 
 const char* last_error() { return thread_last_error().c_str(); }
 
