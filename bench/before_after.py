@@ -27,6 +27,9 @@ What is compared, and what "before" is:
      kept at all is tested by overwriting native's after compiling (or importing).
   6. One shared core (first commit): what another core costs (creating it, listing its devices), which
      a delegate that creates a core per model (ExecuTorch's own) pays per load.
+  7. The steady-state fast path of execute (dd2528c): a build of its parent 0e70791, as in 1.
+  8. The delegate's own model cache (0e70791): a build of its parent efc1273, which handed
+     CACHE_DIR to OpenVINO (a warm load read the IR and let OpenVINO hash it), as in 4.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ from zoo_results import ModelRun  # noqa: E402
 RECHECK = ("81cdd51", "35a89c9")   # before, after: skip re-checking an identical tensor
 DEFAULTS = ("06229bb", "9f0be18")  # before, after: LATENCY hint default and the model cache
 RELEASE = ("9f2186c", "eda4130")   # before, after: ExecuTorch's blob released before compiling
+FAST_PATH = ("0e70791", "dd2528c")  # before, after: execute's steady-state fast path
+FILE_CACHE = ("efc1273", "0e70791")  # before, after: our own model cache instead of OpenVINO's CACHE_DIR
 CACHE_VARIABLE = "EXECUTORCH_OPENVINO_CACHE_DIR"
 
 
@@ -135,7 +140,9 @@ def overhead_run(build: Build, cases: Path, seconds: float, rounds: int) -> dict
             "paired_added_us": float(row[8]), "low": float(row[9]), "high": float(row[10])}
 
 
-def per_call_overhead(before: Build, after: Build, work: Path, pairs: int, seconds: float) -> List[str]:
+def per_call_overhead(before: Build, after: Build, work: Path, pairs: int, seconds: float,
+                      title: str = f"1. Skipping the re-check of an unchanged tensor ({RECHECK[1]})",
+                      after_commit: str = RECHECK[1]) -> List[str]:
     cases = {}
     for build in (before, after):
         # Each checkout writes its own cases: the container format may differ between them.
@@ -146,13 +153,13 @@ def per_call_overhead(before: Build, after: Build, work: Path, pairs: int, secon
     for i in range(pairs):
         for build in ((before, after) if i % 2 == 0 else (after, before)):
             figures[build].append(overhead_run(build, cases[build], seconds, 20))
-    lines = ["## 1. Skipping the re-check of an unchanged tensor (35a89c9)", "",
+    lines = [f"## {title}", "",
              f"Each build's own bench_delegate_overhead on the tiny model (add of two [1,16] tensors), {pairs} runs "
              f"each of {seconds:g} s, alternating. Added = delegate median − native median within one run (µs per "
              "call); per-round: the same within each round, median over rounds [95% CI].", "",
              "| build | runs | native median µs | delegate median µs | added µs (median of runs) | per-round added µs, "
              "each run |", "| --- | ---: | ---: | ---: | ---: | --- |"]
-    for build, label in ((before, f"before ({before.label}, parent of {RECHECK[1]})"), (after, f"after ({after.label})")):
+    for build, label in ((before, f"before ({before.label}, parent of {after_commit})"), (after, f"after ({after.label})")):
         runs = figures[build]
         lines.append(f"| {label} | {len(runs)} | {statistics.median(r['native_us'] for r in runs):.2f} | "
                      f"{statistics.median(r['delegate_us'] for r in runs):.2f} | "
@@ -296,18 +303,10 @@ def latency_hint(before: Build, after: Build, folders: Dict[str, Path], repeats:
     return lines
 
 
-def model_cache(before: Build, after: Build, folders: Dict[str, Path], work: Path, repeats: int) -> List[str]:
-    lines = ["## 4. The model cache (EXECUTORCH_OPENVINO_CACHE_DIR, 9f0be18)", "",
-             "executorch-openvino-run loading ours_f32.pte (f32 in its compile specs, as in 3): with the variable "
-             "set to an empty folder (cold: OpenVINO "
-             "compiles and fills it), then again (warm: OpenVINO imports the compiled model); the build before the "
-             "commit ignores the variable, so its second load compiles again. Also the current build without the "
-             f"variable. {repeats} repeats alternating, medians; load = program + method load as the runner prints.",
-             "", "| model | build | cache | cold load ms | warm load ms | warm / cold | peak RSS MB cold / warm | "
-             "max abs(out − eager), warm |", "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+def _cold_then_warm(cases, folders: Dict[str, Path], work: Path, repeats: int) -> List[str]:
+    """Rows of a cold load (empty cache folder) then a warm one, per model and case (build, use_cache, label)."""
+    rows = []
     for name, folder in folders.items():
-        cases = [(before, True, f"before ({before.label})"), (after, True, f"after ({after.label})"),
-                 (after, False, f"after ({after.label})")]
         figures: Dict[int, List[Tuple[dict, dict]]] = {i: [] for i in range(len(cases))}
         for r in range(repeats):
             for i in (range(len(cases)) if r % 2 == 0 else reversed(range(len(cases)))):
@@ -323,10 +322,37 @@ def model_cache(before: Build, after: Build, folders: Dict[str, Path], work: Pat
             warm = statistics.median(f[1]["load_ms"] for f in figures[i])
             peaks = (statistics.median(f[0]["peak_kb"] for f in figures[i]) / 1024,
                      statistics.median(f[1]["peak_kb"] for f in figures[i]) / 1024)
-            lines.append(f"| {name} | {label} | {'set' if use_cache else 'unset'} | {cold:.1f} | {warm:.1f} | "
-                         f"{warm / cold:.2f} | {peaks[0]:.0f} / {peaks[1]:.0f} | "
-                         f"{max(f[1]['vs_eager'] for f in figures[i]):.1e} |")
-    return lines
+            rows.append(f"| {name} | {label} | {'set' if use_cache else 'unset'} | {cold:.1f} | {warm:.1f} | "
+                        f"{warm / cold:.2f} | {peaks[0]:.0f} / {peaks[1]:.0f} | "
+                        f"{max(f[1]['vs_eager'] for f in figures[i]):.1e} |")
+    return rows
+
+
+_COLD_WARM_HEADER = ["| model | build | cache | cold load ms | warm load ms | warm / cold | peak RSS MB cold / warm | "
+                     "max abs(out − eager), warm |", "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+
+
+def model_cache(before: Build, after: Build, folders: Dict[str, Path], work: Path, repeats: int) -> List[str]:
+    lines = ["## 4. The model cache (EXECUTORCH_OPENVINO_CACHE_DIR, 9f0be18)", "",
+             "executorch-openvino-run loading ours_f32.pte (f32 in its compile specs, as in 3): with the variable "
+             "set to an empty folder (cold: OpenVINO "
+             "compiles and fills it), then again (warm: OpenVINO imports the compiled model); the build before the "
+             "commit ignores the variable, so its second load compiles again. Also the current build without the "
+             f"variable. {repeats} repeats alternating, medians; load = program + method load as the runner prints.",
+             ""] + _COLD_WARM_HEADER
+    cases = [(before, True, f"before ({before.label})"), (after, True, f"after ({after.label})"),
+             (after, False, f"after ({after.label})")]
+    return lines + _cold_then_warm(cases, folders, work, repeats)
+
+
+def file_cache(before: Build, after: Build, folders: Dict[str, Path], work: Path, repeats: int) -> List[str]:
+    lines = [f"## 8. The delegate's own model cache ({FILE_CACHE[1]})", "",
+             f"As in 4, both builds with the variable set. Before ({FILE_CACHE[0]}) the folder went to OpenVINO as "
+             "CACHE_DIR: a warm load read the IR and OpenVINO hashed the whole model to find its file. After, the "
+             "delegate looks its file up by the key it computes anyway and imports it; the IR is not read. "
+             f"{repeats} repeats alternating, medians.", ""] + _COLD_WARM_HEADER
+    cases = [(before, True, f"before ({before.label}, parent of {FILE_CACHE[1]})"), (after, True, f"after ({after.label})")]
+    return lines + _cold_then_warm(cases, folders, work, repeats)
 
 
 # --- 5 and 6. the blob, the shared core ------------------------------------------------------------------------
@@ -405,6 +431,8 @@ def main(argv=None) -> int:
     parser.add_argument("--recheck-before", type=Path, help=f"a build of {RECHECK[0]}")
     parser.add_argument("--defaults-before", type=Path, help=f"a build of {DEFAULTS[0]}")
     parser.add_argument("--release-before", type=Path, help=f"a build of {RELEASE[0]}")
+    parser.add_argument("--fast-path-before", type=Path, help=f"a build of {FAST_PATH[0]}")
+    parser.add_argument("--file-cache-before", type=Path, help=f"a build of {FILE_CACHE[0]}")
     parser.add_argument("--build-befores", type=Path, metavar="DIR",
                         help="write and build the 'before' commits under DIR (reused when there)")
     parser.add_argument("--quick", action="store_true", help="one model, few repeats")
@@ -416,10 +444,15 @@ def main(argv=None) -> int:
         args.recheck_before = args.recheck_before or build_commit(args.build_befores, RECHECK[0]).folder
         args.defaults_before = args.defaults_before or build_commit(args.build_befores, DEFAULTS[0]).folder
         args.release_before = args.release_before or build_commit(args.build_befores, RELEASE[0]).folder
-    if None in (args.recheck_before, args.defaults_before, args.release_before):
-        parser.error("give --recheck-before, --defaults-before and --release-before, or --build-befores DIR")
+        args.fast_path_before = args.fast_path_before or build_commit(args.build_befores, FAST_PATH[0]).folder
+        args.file_cache_before = args.file_cache_before or build_commit(args.build_befores, FILE_CACHE[0]).folder
+    if None in (args.recheck_before, args.defaults_before, args.release_before, args.fast_path_before,
+                args.file_cache_before):
+        parser.error("give --recheck-before, --defaults-before, --release-before, --fast-path-before and "
+                     "--file-cache-before, or --build-befores DIR")
     after, recheck, defaults = Build(args.after), Build(args.recheck_before), Build(args.defaults_before)
     release = Build(args.release_before)
+    fast_path, file_cache_before = Build(args.fast_path_before), Build(args.file_cache_before)
     os.environ.setdefault("EXECUTORCH_OPENVINO_LIBRARY", str(after.folder / "site" / "executorch_openvino" / "lib" /
                                                               "libexecutorch_openvino.so"))
     sys.path.insert(0, str(REPO / "python"))
@@ -445,6 +478,11 @@ def main(argv=None) -> int:
         body += [""] + model_cache(defaults, after, heavy, work, 1 if args.quick else 3)
         say("5, 6. blob and core")
         body += [""] + blob_and_core(release, after, heavy, 1 if args.quick else 3)
+        say("7. execute's fast path")
+        body += [""] + per_call_overhead(fast_path, after, work, 1 if args.quick else 4, 3.0 if args.quick else 8.0,
+                                         f"7. The steady-state fast path of execute ({FAST_PATH[1]})", FAST_PATH[1])
+        say("8. the delegate's own model cache")
+        body += [""] + file_cache(file_cache_before, after, heavy, work, 1 if args.quick else 3)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -454,7 +492,8 @@ def main(argv=None) -> int:
             f"- CPU: {cpu}, {os.cpu_count()} logical cores; load average (1 min) {load_before:.2f} before, "
             f"{os.getloadavg()[0]:.2f} after; OpenVINO {ov.get_version()}",
             f"- after: {after.label} ({after.folder}); before: {recheck.label} ({recheck.folder}), "
-            f"{defaults.label} ({defaults.folder}) and {release.label} ({release.folder})",
+            f"{defaults.label} ({defaults.folder}), {release.label} ({release.folder}), {fast_path.label} "
+            f"({fast_path.folder}) and {file_cache_before.label} ({file_cache_before.folder})",
             f"- {'quick' if args.quick else 'full'} run, {time.perf_counter() - started:.0f} s; how: bench/before_after.py",
             ""]
     text = "\n".join(head + body) + "\n"

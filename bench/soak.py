@@ -209,7 +209,7 @@ def write_report(samples: list[Sample], verdict: Verdict, results_dir: Path, lib
         f"- Date: {now:%Y-%m-%d %H:%M} UTC",
         f"- Machine: {platform.machine()}, {os.cpu_count()} logical cores, Python {platform.python_version()}",
         f"- Library: {library}",
-        f"- Model: bench/soak.py SoakNet (2 convolutions and a linear layer, 0.2 MB of weights, fully delegated), "
+        "- Model: bench/soak.py SoakNet (2 convolutions and a linear layer, 0.2 MB of weights, fully delegated), "
         "loaded from its .pte file through executorch.runtime every cycle, output checked against eager PyTorch",
         f"- Cycles: {len(samples)}, warm-up {verdict.warmup}; cycle time median "
         f"{seconds[len(seconds) // 2] * 1000:.1f} ms, max {seconds[-1] * 1000:.1f} ms",
