@@ -115,6 +115,7 @@ def measure_loads(run: ModelRun, folder: Path, tool: Path, caches: Path, repeats
         if warm:
             result.load_warm_ms = median([f["load_ms"] for f in figures[warm]])
             result.warm_parity = _warm_parity(figures[warm][0])
+            result.peak_warm_load_kb = figures[warm][0]["peak_load_kb"]
         first = figures[cold][0]
         if first.get("reset"):
             result.load_added_kb = first["peak_load_kb"] - first["rss_before_kb"]
@@ -130,6 +131,7 @@ def measure_loads(run: ModelRun, folder: Path, tool: Path, caches: Path, repeats
         run.native_import_ms = median([f["load_ms"] for f in figures["native-import"]])
         first = figures["native-import"][0]
         run.native_import_added_kb = first["peak_load_kb"] - first["rss_before_kb"] if first.get("reset") else None
+        run.native_import_peak_kb = first["peak_load_kb"]
     if "native-file" in figures:
         first = figures["native-file"][0]
         run.native_file_added_kb = first["peak_load_kb"] - first["rss_before_kb"] if first.get("reset") else None

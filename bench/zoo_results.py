@@ -84,6 +84,7 @@ class Result:
     load_warm_ms: Optional[float] = None              # with the model cache filled by the cold load
     load_added_kb: Optional[int] = None               # VmHWM right after the cold load - RSS before it
     peak_load_kb: Optional[int] = None                # the process's VmHWM right after the cold load
+    peak_warm_load_kb: Optional[int] = None           # ... right after the warm load
     peak_kb: Optional[int] = None                     # the process's VmHWM after load and a few runs
     allocs_per_call: Optional[float] = None           # heap allocations per call, calling thread
     allocs_all_threads: Optional[float] = None        # ... every thread of the process
@@ -110,6 +111,7 @@ class ModelRun:
     notes: List[str] = field(default_factory=list)
     native_import_ms: Optional[float] = None  # ov_core_import_model of the exported compiled model
     native_import_added_kb: Optional[int] = None
+    native_import_peak_kb: Optional[int] = None  # VmHWM right after that import
     native_file_added_kb: Optional[int] = None  # native reading model.xml/.bin itself (weights mapped)
     native_file_peak_kb: Optional[int] = None
     error: str = ""
