@@ -63,6 +63,15 @@ bool writable_folder(const std::filesystem::path& folder) {
 
 }  // namespace
 
+std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs) {
+  for (const executorch::runtime::CompileSpec& spec : specs) {
+    if (spec.key == nullptr || std::strcmp(spec.key, "device") != 0) continue;
+    std::string device = spec_text(spec.value);
+    if (!device.empty()) return device;
+  }
+  return CompileOptions{}.device;
+}
+
 const std::string* find_property(const CompileOptions& options, const char* key) {
   for (const ov::Property& property : options.properties) {
     if (property.key == key) return &property.value;

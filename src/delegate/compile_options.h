@@ -20,6 +20,10 @@ struct CompileOptions {
 // compile_model; anything else is refused, naming the key.
 Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
 
+// The device a blob of ExecuTorch's own OpenVINO partitioner was compiled for: its "device" spec,
+// or CPU when it has none. Its other specs configured that compilation and are not ours to apply.
+std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
+
 // The value of an OpenVINO property in `options`, or nullptr when unset.
 const std::string* find_property(const CompileOptions& options, const char* key);
 

@@ -100,13 +100,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContex
   if (!runtime.ok()) return delegate::report(runtime.failure());
   // That partitioner records the device it compiled for; other specs configured its compilation.
   delegate::CompileOptions options;
-  for (const CompileSpec& spec : compile_specs) {
-    if (spec.key != nullptr && std::string(spec.key) == "device" && spec.value.buffer != nullptr) {
-      std::string device(static_cast<const char*>(spec.value.buffer), spec.value.nbytes);
-      while (!device.empty() && device.back() == '\0') device.pop_back();
-      if (!device.empty()) options.device = device;
-    }
-  }
+  options.device = delegate::upstream_device(compile_specs);
   const std::string compiled_for = options.device;
   if (Status applied = delegate::apply_runtime_options(options, context.runtime_specs()); !applied.ok()) {
     return delegate::report(applied.failure());
