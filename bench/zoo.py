@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 from typing import List
 
@@ -46,18 +45,6 @@ QUICK_MODELS = ["tiny", "mlp"]
 
 def say(text: str = "") -> None:
     print(text, flush=True)
-
-
-@contextmanager
-def step(what: str):
-    print(f"{what} ...", end="", flush=True)
-    start = time.perf_counter()
-    try:
-        yield
-    except BaseException:
-        print(" failed", flush=True)
-        raise
-    print(f" {time.perf_counter() - start:.1f} s", flush=True)
 
 
 def _version(distribution: str) -> str:
@@ -160,6 +147,7 @@ def main(argv=None) -> int:
         # children inherit it. Ours takes the same runtime.
         os.environ["OPENVINO_LIB_PATH"] = str(find_pip_runtime())
     from executorch_openvino import library as our_library
+    from executorch_openvino.cli._common import step  # imported here: it loads the delegate
 
     # Which library runs programs of ExecuTorch's own OpenVINO delegate here (ours takes its name when free).
     holder = our_library.backend_library("OpenvinoBackend") if hasattr(our_library, "backend_library") else "?"
