@@ -63,6 +63,14 @@ bool writable_folder(const std::filesystem::path& folder) {
 
 }  // namespace
 
+bool is_virtual_device(const std::string& device) {
+  if (device.find(':') != std::string::npos) return true;
+  for (const char* name : {"AUTO", "HETERO", "MULTI", "BATCH"}) {
+    if (device == name) return true;
+  }
+  return false;
+}
+
 std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs) {
   for (const executorch::runtime::CompileSpec& spec : specs) {
     if (spec.key == nullptr || std::strcmp(spec.key, "device") != 0) continue;
@@ -82,8 +90,9 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 std::string apply_defaults(CompileOptions& options) {
   if (!has_property(options, "PERFORMANCE_HINT")) options.properties.push_back({"PERFORMANCE_HINT", "LATENCY"});
   const std::string& device = options.device;
-  const bool cpu_or_virtual = device == "CPU" || device.rfind("CPU.", 0) == 0 || device.rfind("AUTO", 0) == 0 ||
-                              device.rfind("HETERO", 0) == 0 || device.rfind("MULTI", 0) == 0;
+  // BATCH only batches for GPU; the other virtual devices may pick the CPU.
+  const bool cpu_or_virtual = device == "CPU" || device.rfind("CPU.", 0) == 0 ||
+                              (is_virtual_device(device) && device.rfind("BATCH", 0) != 0);
   if (cpu_or_virtual && !has_property(options, "INFERENCE_PRECISION_HINT")) {
     options.properties.push_back({"INFERENCE_PRECISION_HINT", "f32"});
   }

@@ -24,6 +24,9 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
 // or CPU when it has none. Its other specs configured that compilation and are not ours to apply.
 std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
 
+// AUTO, HETERO:..., MULTI:..., BATCH:...: devices that choose the real devices as a model loads.
+bool is_virtual_device(const std::string& device);
+
 // The value of an OpenVINO property in `options`, or nullptr when unset.
 const std::string* find_property(const CompileOptions& options, const char* key);
 

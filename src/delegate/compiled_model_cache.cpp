@@ -118,10 +118,9 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
                                                                     size_t size, const CompileOptions& options) {
-  std::string key = "upstream\ndevice=" + options.device + '\n';
-  for (const ov::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
-  append_section(key, "model", blob::Span{static_cast<const uint8_t*>(data), size});
-  return shared_model(key, [&] { return import_upstream(runtime, data, size, options); });
+  std::string identity = "upstream\n";
+  append_section(identity, "model", blob::Span{static_cast<const uint8_t*>(data), size});
+  return shared_model(cache_key(identity, options), [&] { return import_upstream(runtime, data, size, options); });
 }
 
 CacheStats compiled_model_stats() {

@@ -71,15 +71,21 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
   return ok_status();
 }
 
-}  // namespace
-
-bool is_virtual_device(const std::string& device) {
-  if (device.find(':') != std::string::npos) return true;
-  for (const char* name : {"AUTO", "HETERO", "MULTI", "BATCH"}) {
-    if (device == name) return true;
-  }
-  return false;
+// Imports the compiled model in the first `model_size` bytes of `bytes` with the options in effect.
+// On success `result` owns the bytes (the imported model reads them in place) and records `source`;
+// on failure `result` is untouched.
+Status import_into(ov::Runtime& runtime, const CompileOptions& options, AlignedBytes bytes, size_t model_size,
+                   CompiledModel::Source source, CompiledModel& result) {
+  Outcome<ov::CompiledModelPtr> imported =
+      ov::import_model(runtime, bytes.data.get(), model_size, options.device, import_properties(options));
+  if (!imported.ok()) return imported.failure();
+  result.backing = std::move(bytes);
+  result.model = std::move(imported).value();
+  result.source = source;
+  return ok_status();
 }
+
+}  // namespace
 
 const char* source_name(CompiledModel::Source source) {
   switch (source) {
@@ -126,13 +132,9 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   for (const blob::PrecompiledModel& candidate : parsed.precompiled) {
     std::string mismatch = precompiled_mismatch(runtime, candidate, options);
     if (mismatch.empty()) {
-      result->backing = AlignedBytes::copy_of(candidate.model.data, candidate.model.size);
-      Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(),
-                                                                result->backing.size, options.device,
-                                                                import_properties(options));
+      Status imported = import_into(runtime, options, AlignedBytes::copy_of(candidate.model.data, candidate.model.size),
+                                    candidate.model.size, CompiledModel::Source::kPrecompiled, *result);
       if (imported.ok()) {
-        result->model = std::move(imported).value();
-        result->source = CompiledModel::Source::kPrecompiled;
         if (release_blob) release_blob();
         break;
       }
@@ -148,15 +150,11 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   if (!result->model && cache_entry != nullptr) {
     std::string problem;
     if (std::optional<CachedModel> cached = read_cached_model(*cache_entry, &problem)) {
-      result->backing = std::move(cached->bytes);
-      Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(), cached->model_size,
-                                                                options.device, import_properties(options));
+      Status imported = import_into(runtime, options, std::move(cached->bytes), cached->model_size,
+                                    CompiledModel::Source::kModelCache, *result);
       if (imported.ok()) {
-        result->model = std::move(imported).value();
-        result->source = CompiledModel::Source::kModelCache;
         if (release_blob) release_blob();
       } else {
-        result->backing = {};
         problem = "importing it failed: " + imported.failure().message;
       }
     }
@@ -194,17 +192,14 @@ Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, co
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();
   result->device = options.device;
-  result->source = CompiledModel::Source::kUpstream;
-  result->backing = AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size);
-  Outcome<ov::CompiledModelPtr> imported = ov::import_model(runtime, result->backing.data.get(), result->backing.size,
-                                                            options.device, import_properties(options));
+  Status imported = import_into(runtime, options, AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size), size,
+                                CompiledModel::Source::kUpstream, *result);
   if (!imported.ok()) {
     Failure failure = imported.failure();
     failure.kind = FailureKind::kInvalidBlob;
     failure.message = "a blob of ExecuTorch's own OpenVINO delegate could not be imported: " + failure.message;
     return failure;
   }
-  result->model = std::move(imported).value();
   if (Status described = describe(runtime, options, *result); !described.ok()) return described.failure();
   return result;
 }

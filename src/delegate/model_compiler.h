@@ -54,9 +54,6 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
 Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
                                                         const CompileOptions& options);
 
-// AUTO, HETERO:..., MULTI:..., BATCH:...: OpenVINO picks the devices.
-bool is_virtual_device(const std::string& device);
-
 // A source's name in diagnostics: "ir", "precompiled", "cache", "upstream".
 const char* source_name(CompiledModel::Source source);
 

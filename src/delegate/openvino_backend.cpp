@@ -2,11 +2,8 @@
 // is in model_compiler (compile), compiled_method (execute) and openvino_api (every OpenVINO call).
 #include "delegate/openvino_backend.h"
 
-#include <array>
-#include <cstring>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include <executorch/runtime/platform/log.h>
@@ -156,23 +153,9 @@ Error OpenvinoDelegateBackend::get_option(executorch::runtime::BackendOptionCont
                                           Span<executorch::runtime::BackendOption>& options) {
   delegate::clear_last_error();
   for (executorch::runtime::BackendOption& option : options) {
-    const std::string key(option.key, strnlen(option.key, executorch::runtime::kMaxOptionKeyLength));
-    if (delegate::find_option(key) == nullptr) {
-      return delegate::report(Failure{FailureKind::kInvalidArgument, "unknown option '" + key +
-                                                                          "'; known options: " +
-                                                                          delegate::option_keys_text()});
-    }
-    const std::string value = delegate::effective_process_option(key).value_or("");
-    if (std::holds_alternative<int>(option.value) && !value.empty() &&
-        value.find_first_not_of("0123456789") == std::string::npos && value.size() < 10) {
-      option.value = std::stoi(value);
-    } else if (std::holds_alternative<bool>(option.value) && (value == "YES" || value == "NO")) {
-      option.value = value == "YES";
-    } else {
-      std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
-      std::strncpy(text.data(), value.c_str(), text.size() - 1);
-      option.value = text;
-    }
+    const std::string key = delegate::backend_option_key(option);
+    if (auto known = delegate::known_option(key); !known.ok()) return delegate::report(known.failure());
+    delegate::write_backend_option(option, delegate::effective_process_option(key).value_or(""));
   }
   return Error::Ok;
 }

@@ -1,7 +1,9 @@
 #include "delegate/runtime_options.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <variant>
@@ -98,6 +100,12 @@ std::string option_keys_text() {
   return text;
 }
 
+Outcome<const OptionSpec*> known_option(std::string_view key) {
+  if (const OptionSpec* spec = find_option(key)) return spec;
+  return Failure{FailureKind::kInvalidArgument,
+                 "unknown option '" + std::string(key) + "'; known options: " + option_keys_text()};
+}
+
 Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value) {
   auto refuse = [&](const char* accepted) {
     return Failure{FailureKind::kInvalidArgument,
@@ -129,11 +137,9 @@ Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value)
 }
 
 Status set_process_option(std::string_view key, const std::string& value) {
-  const OptionSpec* spec = find_option(key);
-  if (spec == nullptr) {
-    return Failure{FailureKind::kInvalidArgument,
-                   "unknown option '" + std::string(key) + "'; known options: " + option_keys_text()};
-  }
+  Outcome<const OptionSpec*> known = known_option(key);
+  if (!known.ok()) return known.failure();
+  const OptionSpec* spec = known.value();
   ProcessOptions& options = process_options();
   if (value.empty()) {
     std::lock_guard<std::mutex> lock(options.mutex);
@@ -174,13 +180,8 @@ std::optional<std::string> effective_process_option(std::string_view key) {
 
 Outcome<std::pair<const OptionSpec*, std::string>> read_backend_option(
     const executorch::runtime::BackendOption& option) {
-  // The key array is fixed-size; a key filling it has no terminating NUL.
-  const std::string key(option.key, strnlen(option.key, executorch::runtime::kMaxOptionKeyLength));
-  const OptionSpec* spec = find_option(key);
-  if (spec == nullptr) {
-    return Failure{FailureKind::kInvalidArgument,
-                   "unknown option '" + key + "'; known options: " + option_keys_text()};
-  }
+  Outcome<const OptionSpec*> spec = known_option(backend_option_key(option));
+  if (!spec.ok()) return spec.failure();
   std::string value;
   if (const bool* flag = std::get_if<bool>(&option.value)) {
     value = *flag ? "true" : "false";
@@ -189,7 +190,24 @@ Outcome<std::pair<const OptionSpec*, std::string>> read_backend_option(
   } else if (const auto* text = std::get_if<std::array<char, executorch::runtime::kMaxOptionValueLength>>(&option.value)) {
     value.assign(text->data(), strnlen(text->data(), text->size()));
   }
-  return std::make_pair(spec, value);
+  return std::make_pair(spec.value(), value);
+}
+
+std::string backend_option_key(const executorch::runtime::BackendOption& option) {
+  // The key array is fixed-size; a key filling it has no terminating NUL.
+  return std::string(option.key, strnlen(option.key, executorch::runtime::kMaxOptionKeyLength));
+}
+
+void write_backend_option(executorch::runtime::BackendOption& option, const std::string& value) {
+  if (std::holds_alternative<int>(option.value) && is_count(value)) {
+    option.value = std::stoi(value);
+  } else if (std::holds_alternative<bool>(option.value) && (value == "YES" || value == "NO")) {
+    option.value = value == "YES";
+  } else {
+    std::array<char, executorch::runtime::kMaxOptionValueLength> text{};
+    std::strncpy(text.data(), value.c_str(), text.size() - 1);
+    option.value = text;
+  }
 }
 
 Status apply_runtime_options(CompileOptions& options,

@@ -33,6 +33,8 @@ const std::vector<OptionSpec>& option_specs();
 const OptionSpec* find_option(std::string_view key);
 // "device, performance_hint, ..." for error messages.
 std::string option_keys_text();
+// The spec for `key`; the failure (InvalidArgument) names the key and lists the known ones.
+Outcome<const OptionSpec*> known_option(std::string_view key);
 
 // Checks and normalises a value for `spec`: counts are non-negative integers; streams a count or
 // AUTO; switches accept true/false/yes/no/1/0 and become YES/NO (OpenVINO's spelling). The failure
@@ -48,8 +50,12 @@ void clear_process_options();
 // when neither sets it (the program's compile spec, or the default, decides).
 std::optional<std::string> effective_process_option(std::string_view key);
 
-// An ExecuTorch BackendOption's value as text; nullopt for a key not known (the failure names it).
+// An ExecuTorch BackendOption's key, and its value as text (a failure for a key not known).
+std::string backend_option_key(const executorch::runtime::BackendOption& option);
 Outcome<std::pair<const OptionSpec*, std::string>> read_backend_option(const executorch::runtime::BackendOption& option);
+// Writes `value` into `option`: as an int or bool where the option holds one and the value is one,
+// else as text.
+void write_backend_option(executorch::runtime::BackendOption& option, const std::string& value);
 
 // Applies channels 3, 2 and 1 (in that order, so the highest wins) on top of the program's options.
 Status apply_runtime_options(CompileOptions& options,
