@@ -33,10 +33,7 @@ TEST_P(BackendCaseTest, OutputsMatchTheNumpyReference) {
   const IrCase c = load_ir_case(GetParam());
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
-  auto inputs = make_inputs(c);
-  auto outputs = make_outputs(c);
-  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(harness, c);
 }
 
 TEST_P(BackendCaseTest, RepeatedCallsAndNewBuffersGiveTheSameOutputs) {
@@ -243,10 +240,7 @@ TEST(BackendBlobLifetimeTest, BlobWithWeightsIsFreedAtInitBecauseTheCompiledMode
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
   EXPECT_TRUE(harness.blob_freed());
-  auto inputs = make_inputs(c);
-  auto outputs = make_outputs(c);
-  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(harness, c);
 }
 
 TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
@@ -254,10 +248,7 @@ TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
   EXPECT_TRUE(harness.blob_freed());  // and poisoned: the run below must not read it
-  auto inputs = make_inputs(c);
-  auto outputs = make_outputs(c);
-  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(harness, c);
 }
 
 TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
@@ -274,9 +265,7 @@ TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
   EXPECT_FALSE(fs::is_empty(cache)) << "OpenVINO wrote nothing into the cache folder";
   DelegateHarness second;  // loads from the cache
   ASSERT_EQ(second.init(c.blob, c.specs), Error::Ok) << last_error();
-  auto inputs = make_inputs(c), outputs = make_outputs(c);
-  ASSERT_EQ(second.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(second, c);
   ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
   fs::remove_all(cache);
 }
@@ -289,9 +278,7 @@ TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
   const IrCase c = load_ir_case("add_broadcast");
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
-  auto inputs = make_inputs(c), outputs = make_outputs(c);
-  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(harness, c);
   ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
   fs::remove(file);
 }

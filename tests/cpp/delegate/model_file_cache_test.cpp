@@ -61,10 +61,7 @@ class ModelFileCacheTest : public ::testing::Test {
     const Error status = harness_.init(c.blob, c.specs, more);
     EXPECT_EQ(status, Error::Ok) << last_error();
     if (status != Error::Ok) return "";
-    auto inputs = make_inputs(c);
-    auto outputs = make_outputs(c);
-    EXPECT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-    expect_outputs_match(c, outputs);
+    expect_runs_correctly(harness_, c);
     return only_model()["source"];
   }
 

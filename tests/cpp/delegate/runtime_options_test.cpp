@@ -54,10 +54,7 @@ class RuntimeOptionsTest : public ::testing::Test {
     specs.insert(specs.end(), extra_specs.begin(), extra_specs.end());
     const Error status = harness_.init(c_.blob, specs, load_options);
     if (status != Error::Ok) return status;
-    auto inputs = make_inputs(c_);
-    auto outputs = make_outputs(c_);
-    EXPECT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-    expect_outputs_match(c_, outputs);
+    expect_runs_correctly(harness_, c_);
     return status;
   }
 
@@ -211,10 +208,7 @@ TEST_F(RuntimeOptionsTest, AnEmbeddedCpuModelIsImportedAndGivesTheSameOutputs) {
   EXPECT_TRUE(harness_.blob_freed());  // poisoned: the imported model must not read it
   EXPECT_EQ(only_model()["source"], "precompiled");
   EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], "f32");
-  auto inputs = make_inputs(c);
-  auto outputs = make_outputs(c);
-  ASSERT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, outputs);
+  expect_runs_correctly(harness_, c);
 }
 
 TEST_F(RuntimeOptionsTest, AnotherDeviceOrOtherOptionsCompileTheIrInstead) {
@@ -223,10 +217,7 @@ TEST_F(RuntimeOptionsTest, AnotherDeviceOrOtherOptionsCompileTheIrInstead) {
            {text_option("device", "AUTO")}, {int_option("num_threads", 1)}}) {
     ASSERT_EQ(harness_.init(c.blob, c.specs, load_options), Error::Ok) << last_error();
     EXPECT_EQ(only_model()["source"], "ir");
-    auto inputs = make_inputs(c);
-    auto outputs = make_outputs(c);
-    ASSERT_EQ(harness_.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
-    expect_outputs_match(c, outputs);
+    expect_runs_correctly(harness_, c);
     harness_.destroy();
   }
 }

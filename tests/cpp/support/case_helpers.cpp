@@ -53,6 +53,14 @@ void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<Hos
   }
 }
 
+void expect_runs_correctly(DelegateHarness& harness, const IrCase& c) {
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  const Error status = harness.execute(args_of(inputs, outputs));
+  ASSERT_EQ(status, Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
+}
+
 using executorch::runtime::BackendOption;
 
 BackendOption text_option(const char* key, const char* value) {

@@ -8,6 +8,7 @@
 
 #include <executorch/runtime/backend/options.h>
 
+#include "delegate_harness.h"
 #include "host_tensor.h"
 #include "ir_case.h"
 
@@ -24,6 +25,10 @@ std::vector<HostTensor*> args_of(const std::vector<std::unique_ptr<HostTensor>>&
 // Float outputs within a tight tolerance of NumPy's (fp32 inference precision is requested);
 // integer and boolean outputs exactly.
 void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<HostTensor>>& outputs);
+
+// Runs `c` once through `harness` (initialised with it) on fresh tensors, and checks that the call
+// succeeds and its outputs match NumPy's (expect_outputs_match).
+void expect_runs_correctly(DelegateHarness& harness, const IrCase& c);
 
 // Load-time options for our backend (ExecuTorch's BackendOption).
 executorch::runtime::BackendOption text_option(const char* key, const char* value);
