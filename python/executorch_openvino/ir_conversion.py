@@ -305,11 +305,13 @@ def _summary(text: str) -> str:
     return lines[0][:300] if lines else ""
 
 
-def convert(graph_module: torch.fx.GraphModule):
+def convert(graph_module: torch.fx.GraphModule, ranges=None):
     """Converts a functional FX graph (placeholders carrying meta["val"] fake tensors) to an
-    ov.Model whose parameters have the placeholders' dtypes and static shapes. Contiguous
-    dim-order copies in the graph are first rewritten into their ATen ops, and quantize /
-    dequantize nodes the frontend would not translate faithfully into ATen arithmetic."""
+    ov.Model whose parameters have the placeholders' dtypes and shapes, dynamic sizes bounded by
+    `ranges` (an ExportedProgram's range_constraints, the ranges the user declared) or else by what
+    tracing proved. Contiguous dim-order copies in the graph are first rewritten into their ATen
+    ops, and quantize / dequantize nodes the frontend would not translate faithfully into ATen
+    arithmetic."""
     from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
     revert_dim_order_ops(graph_module)
@@ -332,7 +334,7 @@ def convert(graph_module: torch.fx.GraphModule):
             raise ConversionError(f"input {node.name} is not a tensor")
         parameter = port.get_node()
         parameter.set_element_type(_ov_type(value.dtype))
-        parameter.set_partial_shape(shape_bounds.partial_shape(value.shape))  # bounds of dynamic sizes kept
+        parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # bounds of dynamic sizes kept
     model.validate_nodes_and_infer_types()
     return model
 

@@ -7,6 +7,16 @@ through its C entry point, since ExecuTorch's Python bindings cannot pass backen
 environment (EXECUTORCH_OPENVINO_<KEY>, e.g. EXECUTORCH_OPENVINO_DEVICE=GPU), then the program's
 compile specs.
 
+Keys (the library's list: executorch_openvino.library.loaded().option_keys()):
+  device               any OpenVINO device string: CPU, GPU, GPU.1, NPU, AUTO, HETERO:GPU,CPU
+  performance_hint     LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
+  num_threads          INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
+  num_streams          NUM_STREAMS: a number or AUTO
+  inference_precision  INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
+  cache_dir            the model cache folder (compiled models stored and imported; README "Model cache")
+  enable_mmap          ENABLE_MMAP
+  enable_profiling     PERF_COUNT: per-layer times as ExecuTorch profiling events
+
     import executorch_openvino
     executorch_openvino.set_options(device="AUTO", num_threads=4)
     method = Runtime.get().load_program("model.pte").load_method("forward")  # compiled for AUTO
@@ -17,18 +27,6 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from . import library
-
-OPTION_KEYS = (
-    "device",  # any OpenVINO device string: CPU, GPU, GPU.1, NPU, AUTO, HETERO:GPU,CPU
-    "performance_hint",  # LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
-    "num_threads",  # INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
-    "num_streams",  # NUM_STREAMS: a number or AUTO
-    "inference_precision",  # INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
-    "cache_dir",  # the model cache folder (compiled models stored and imported; README "Model cache")
-    "enable_mmap",  # ENABLE_MMAP
-    "enable_profiling",  # PERF_COUNT: per-layer times as ExecuTorch profiling events
-)
-
 
 class OptionError(ValueError):
     """An unknown option key, or a value the option does not accept."""
@@ -49,17 +47,17 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+# What this process set through set_options, to undo a partly applied call.
+_set_here: Dict[str, str] = {}
+
+
 def set_options(**options: Any) -> None:
     """Sets process-wide defaults for programs loaded from now on. None removes a key. Raises
     OptionError, changing nothing, for an unknown key or a bad value."""
     lib = _library()
-    known = lib.option_keys()
-    unknown = [key for key in options if key not in known]
-    if unknown:
-        raise OptionError(f"unknown option {unknown[0]!r}; known options: {', '.join(known)}")
     applied = []
     for key, value in options.items():
-        if lib.set_option(key, _text(value)) != 0:
+        if lib.set_option(key, _text(value)) != 0:  # the library refuses unknown keys and bad values
             message = lib.last_error()
             for done in applied:  # put back what this call already changed
                 lib.set_option(done, _set_here.get(done, ""))
@@ -70,10 +68,6 @@ def set_options(**options: Any) -> None:
             _set_here.pop(key, None)
         else:
             _set_here[key] = _text(value)
-
-
-# What this process set through set_options, to undo a partly applied call.
-_set_here: Dict[str, str] = {}
 
 
 def get_options() -> Dict[str, Optional[str]]:

@@ -8,13 +8,12 @@ from __future__ import annotations
 import io
 from typing import List, final
 
+import numpy as np
 from executorch.exir.backend.backend_details import BackendDetails, PreprocessResult
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import compile_specs, ir_conversion, shape_bounds
-import numpy as np
-
+from . import compile_specs, ir_conversion
 from .blob import PrecompiledModel, build_blob
 
 
@@ -25,9 +24,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = compile_specs.from_compile_specs(compile_spec)
         # module() turns the partition's lifted weights back into constants of the graph, so they
         # land in the IR's weights and the delegate's inputs are the partition's user inputs only.
-        graph_module = edge_program.module()
-        model = ir_conversion.convert(graph_module)
-        shape_bounds.apply_declared_ranges(model, graph_module, edge_program.range_constraints)
+        model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
         return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled))

@@ -10,10 +10,6 @@ from __future__ import annotations
 from typing import List
 
 
-def is_static(shape) -> bool:
-    return all(isinstance(size, int) for size in shape)
-
-
 def bounds(size, ranges=None) -> tuple:
     """(min, max) of one size; max is -1 when unbounded. A plain int is its own bounds. `ranges` is
     an ExportedProgram's range_constraints: tracing assumes a dynamic size is not 0 or 1 (its
@@ -49,21 +45,6 @@ def partial_shape(shape, ranges=None):
         lower, upper = bounds(size, ranges)
         dims.append(ov.Dimension(lower) if lower == upper else ov.Dimension(lower, upper))
     return ov.PartialShape(dims)
-
-
-def apply_declared_ranges(model, graph_module, ranges) -> None:
-    """Re-bounds the inputs of `model` (converted from `graph_module`) with the ranges the user
-    declared at export."""
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    changed = False
-    for port, node in zip(model.inputs, placeholders):
-        value = node.meta.get("val")
-        if value is None or is_static(value.shape):
-            continue
-        port.get_node().set_partial_shape(partial_shape(value.shape, ranges))
-        changed = True
-    if changed:
-        model.validate_nodes_and_infer_types()
 
 
 def describe(shape, ranges=None) -> str:

@@ -1,4 +1,5 @@
-"""Shared fixtures: where the built library and the repository's Python package are."""
+"""Shared fixtures: where the built library and the repository's Python package are, a small
+lowered network, and process-wide run-time options cleared around a test."""
 
 from __future__ import annotations
 
@@ -20,3 +21,23 @@ def library_path() -> Path:
     if not path.is_file():
         pytest.fail(f"{path} does not exist: build the library first (make build)")
     return path
+
+
+@pytest.fixture(scope="module")
+def small_net():
+    """(SmallNet, an input, its .pte) made once per test module."""
+    from lowering import small_net_program
+
+    return small_net_program(seed=0)
+
+
+@pytest.fixture
+def clean_options(monkeypatch):
+    """No run-time option from the environment or set_options, before and after the test."""
+    import executorch_openvino
+
+    for key in executorch_openvino.library.loaded().option_keys():
+        monkeypatch.delenv("EXECUTORCH_OPENVINO_" + key.upper(), raising=False)
+    executorch_openvino.reset_options()
+    yield
+    executorch_openvino.reset_options()

@@ -1,11 +1,19 @@
-"""Small helpers the Python tests share: a small network, and lowering to a .pte in memory."""
+"""Small helpers the Python tests share: a small network, lowering to a .pte in memory, loading
+its forward method, and what a lowered graph delegated."""
 
 from __future__ import annotations
 
+import operator
+from typing import List
+
 import torch
 from executorch.exir import to_edge_transform_and_lower
+from executorch.runtime import Runtime
 
 import executorch_openvino
+from executorch_openvino.op_support import op_name
+
+DELEGATE_CALL = torch.ops.higher_order.executorch_call_delegate
 
 
 class SmallNet(torch.nn.Module):
@@ -27,3 +35,29 @@ def lower(programs, inputs=None, **partitioner_options) -> bytes:
         programs = torch.export.export(programs, inputs)
     partitioner = executorch_openvino.OpenvinoPartitioner(**partitioner_options)
     return to_edge_transform_and_lower(programs, partitioner=[partitioner]).to_executorch().buffer
+
+
+def small_net_program(seed: int = 0, **partitioner_options) -> tuple:
+    """(a seeded SmallNet, an input for it, its .pte lowered with OpenvinoPartitioner(**partitioner_options))."""
+    torch.manual_seed(seed)
+    model = SmallNet().eval()
+    x = torch.randn(1, 3, 12, 12)
+    return model, x, lower(model, (x,), **partitioner_options)
+
+
+def load_forward(pte):
+    """The forward method of a program (bytes or a path) loaded through executorch.runtime."""
+    return Runtime.get().load_program(pte).load_method("forward")
+
+
+def delegate_calls(graph: torch.fx.Graph) -> List[torch.fx.Node]:
+    return [n for n in graph.nodes if n.op == "call_function" and n.target is DELEGATE_CALL]
+
+
+def outside_ops(graph: torch.fx.Graph) -> List[str]:
+    """The operators left on ExecuTorch's own kernels."""
+    return [
+        op_name(n.target)
+        for n in graph.nodes
+        if n.op == "call_function" and n.target is not DELEGATE_CALL and n.target is not operator.getitem
+    ]

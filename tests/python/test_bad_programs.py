@@ -7,25 +7,17 @@ import pytest
 import torch
 
 import executorch_openvino
-from executorch.runtime import Runtime
 from executorch_openvino import blob
-from lowering import SmallNet, lower
+from lowering import load_forward, small_net_program
 
 
 @pytest.fixture(scope="module")
 def program():
-    torch.manual_seed(8)
-    model = SmallNet().eval()
-    x = torch.randn(1, 3, 12, 12)
-    pte = lower(model, (x,))
+    model, x, pte = small_net_program(seed=8)
     start = pte.find(blob.MAGIC)
     assert start >= 0 and pte.find(blob.MAGIC, start + 1) < 0, "expected exactly one delegate blob"
     parsed = blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")])
     return model, x, pte, start, parsed
-
-
-def _load(pte: bytes):
-    return Runtime.get().load_program(pte).load_method("forward")
 
 
 def _places(start: int, parsed) -> dict:
@@ -53,8 +45,8 @@ def test_a_bit_flip_in_the_delegate_blob_is_refused_and_the_process_keeps_workin
     damaged = bytearray(pte)
     damaged[offset] ^= 0x10
     with pytest.raises(RuntimeError, match="invalid delegate blob"):
-        _load(bytes(damaged))
-    method = _load(pte)  # the intact program still loads and runs
+        load_forward(bytes(damaged))
+    method = load_forward(pte)  # the intact program still loads and runs
     torch.testing.assert_close(method.execute([x])[0], model(x), rtol=1e-4, atol=1e-5)
 
 
@@ -63,5 +55,5 @@ def test_the_damage_is_named(program):
     damaged = bytearray(pte)
     damaged[_places(start, parsed)["IR weights"]] ^= 0x01
     with pytest.raises(RuntimeError, match=r"section 1 \(kind 2\) checksum mismatch: the blob is corrupt"):
-        _load(bytes(damaged))
+        load_forward(bytes(damaged))
     assert "checksum mismatch" in executorch_openvino.library.loaded().last_error()

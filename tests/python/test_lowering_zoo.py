@@ -12,7 +12,6 @@ Then partial delegation (skip_ops / skip_nodes), the Python int input, and compr
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Sequence
@@ -25,9 +24,8 @@ import executorch_openvino
 from executorch.exir import to_edge, to_edge_transform_and_lower
 from executorch.runtime import Runtime
 from executorch_openvino.op_support import op_name
+from lowering import delegate_calls, outside_ops
 from zoo_models import GLOBAL_REL_TOL, ZOO, ZOO_BY_NAME, ZooEntry
-
-DELEGATE_CALL = torch.ops.higher_order.executorch_call_delegate
 
 # nn.LSTM / nn.GRU keep their weights in a plain list that torch.export warns about; not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:The tensor attributes .* were assigned during export")
@@ -35,18 +33,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:The tensor attributes .* were as
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _delegate_calls(graph: torch.fx.Graph) -> List[torch.fx.Node]:
-    return [n for n in graph.nodes if n.op == "call_function" and n.target is DELEGATE_CALL]
-
-
-def _outside_ops(graph: torch.fx.Graph) -> List[str]:
-    return [
-        op_name(n.target)
-        for n in graph.nodes
-        if n.op == "call_function" and n.target is not DELEGATE_CALL and n.target is not operator.getitem
-    ]
 
 
 @dataclass
@@ -68,8 +54,8 @@ def lower(model: nn.Module, inputs: tuple, folder: Path, name: str = "model", **
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
     # Read before to_executorch(), which rewrites this graph in place (out variants, allocations).
     graph_module = edge.exported_program().graph_module
-    backend_ids = [getattr(graph_module, call.args[0].target).backend_id for call in _delegate_calls(graph_module.graph)]
-    outside = _outside_ops(graph_module.graph)
+    backend_ids = [getattr(graph_module, call.args[0].target).backend_id for call in delegate_calls(graph_module.graph)]
+    outside = outside_ops(graph_module.graph)
     refusals = {node: why for node, why in partitioner.last_support.refusals.items() if why != "not a call"}
     path = folder / f"{name}.pte"
     path.write_bytes(edge.to_executorch().buffer)

@@ -16,16 +16,11 @@ import torch
 import executorch_openvino
 from executorch.runtime import Runtime
 from executorch_openvino import openvino_runtime
-from lowering import SmallNet, lower
+from lowering import SmallNet, load_forward, lower, small_net_program
 
 REPO = Path(__file__).resolve().parents[2]
 
-
-@pytest.fixture(autouse=True)
-def clean_options():
-    executorch_openvino.reset_options()
-    yield
-    executorch_openvino.reset_options()
+pytestmark = pytest.mark.usefixtures("clean_options")
 
 
 def _stats() -> dict:
@@ -48,7 +43,7 @@ def test_eight_threads_with_their_own_methods_share_one_compiled_model():
     pte = lower(model, (torch.randn(2, 16),))
     before = _stats()
     # One program per worker (executorch.runtime hands out one Method per program and name).
-    methods = [Runtime.get().load_program(pte).load_method("forward") for _ in range(8)]
+    methods = [load_forward(pte) for _ in range(8)]
     after = _stats()
     assert after["compiled_models_created"] - before["compiled_models_created"] == 1
     assert after["compiled_models_reused"] - before["compiled_models_reused"] == 7
@@ -79,11 +74,10 @@ def test_eight_threads_with_their_own_methods_share_one_compiled_model():
 
 
 def test_a_second_load_of_the_same_program_hits_the_compiled_model_cache():
-    torch.manual_seed(5)
-    pte = lower(SmallNet().eval(), (torch.randn(1, 3, 12, 12),))
-    first = Runtime.get().load_program(pte).load_method("forward")
+    _, _, pte = small_net_program(seed=5)
+    first = load_forward(pte)
     before = _stats()
-    second = Runtime.get().load_program(pte).load_method("forward")
+    second = load_forward(pte)
     after = _stats()
     assert (after["compiled_models_created"], after["compiled_models_reused"]) == (
         before["compiled_models_created"],
@@ -108,20 +102,21 @@ def _etdump_events(pte: bytes, x: torch.Tensor, tmp_path: Path) -> list:
     return [event for block in inspector.event_blocks if block.name == "Execute" for event in block.events]
 
 
-def test_etdump_holds_our_inference_events_and_the_inspector_reads_them(tmp_path):
-    torch.manual_seed(6)
-    x = torch.randn(1, 3, 12, 12)
-    pte = lower(SmallNet().eval(), (x,))
+@pytest.fixture(scope="module")
+def profiled_net():
+    return small_net_program(seed=6)
+
+
+def test_etdump_holds_our_inference_events_and_the_inspector_reads_them(profiled_net, tmp_path):
+    _, x, pte = profiled_net
     events = _etdump_events(pte, x, tmp_path)
     ours = [e for e in events if e.name == "OpenVINO inference"]
     assert len(ours) == 1 and ours[0].is_delegated_op and len(ours[0].perf_data.raw) == 3
     assert not [e for e in events if e.is_delegated_op and e.name != "OpenVINO inference"], "layers without asking"
 
 
-def test_per_layer_profiling_when_asked_shows_openvinos_layers(tmp_path):
-    torch.manual_seed(6)
-    x = torch.randn(1, 3, 12, 12)
-    pte = lower(SmallNet().eval(), (x,))
+def test_per_layer_profiling_when_asked_shows_openvinos_layers(profiled_net, tmp_path):
+    _, x, pte = profiled_net
     executorch_openvino.set_options(enable_profiling=True)
     events = _etdump_events(pte, x, tmp_path)
     layers = [e for e in events if e.is_delegated_op and e.name != "OpenVINO inference"]

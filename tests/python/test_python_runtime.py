@@ -22,17 +22,6 @@ from lowering import SmallNet, lower
 REPO = Path(__file__).resolve().parents[2]
 
 
-
-
-
-@pytest.fixture(scope="module")
-def small_net():
-    torch.manual_seed(0)
-    model = SmallNet().eval()
-    x = torch.randn(1, 3, 12, 12)
-    return model, x, lower(torch.export.export(model, (x,)))
-
-
 def _describe() -> dict:
     return executorch_openvino.library.loaded().describe_runtime()
 

@@ -11,30 +11,14 @@ import torch
 from torch.export import Dim
 
 import executorch_openvino
-from executorch.runtime import Runtime
 from executorch_openvino import OptionError
-from lowering import SmallNet, lower
+from lowering import load_forward, small_net_program
 
-
-@pytest.fixture(autouse=True)
-def clean_options(monkeypatch):
-    for key in executorch_openvino.options.OPTION_KEYS:
-        monkeypatch.delenv("EXECUTORCH_OPENVINO_" + key.upper(), raising=False)
-    executorch_openvino.reset_options()
-    yield
-    executorch_openvino.reset_options()
-
-
-@pytest.fixture(scope="module")
-def small_net():
-    torch.manual_seed(0)
-    model = SmallNet().eval()
-    x = torch.randn(1, 3, 12, 12)
-    return model, x, lower(torch.export.export(model, (x,)))
+pytestmark = pytest.mark.usefixtures("clean_options")
 
 
 def _run(pte: bytes, *inputs):
-    method = Runtime.get().load_program(pte).load_method("forward")
+    method = load_forward(pte)
     return method, method.execute(list(inputs))
 
 
@@ -97,10 +81,7 @@ def test_unknown_keys_and_bad_values_are_refused_and_change_nothing():
 
 @pytest.fixture(scope="module")
 def precompiled_net():
-    torch.manual_seed(1)
-    model = SmallNet().eval()
-    x = torch.randn(1, 3, 12, 12)
-    return model, x, lower(torch.export.export(model, (x,)), precompile=["CPU"])
+    return small_net_program(seed=1, precompile=["CPU"])
 
 
 def test_an_embedded_cpu_model_is_used_on_cpu_and_matches_eager(precompiled_net):
@@ -119,9 +100,8 @@ def test_the_same_file_on_auto_compiles_the_ir_and_still_matches(precompiled_net
 
 
 def test_precompiling_for_an_absent_device_fails_at_export():
-    model = SmallNet().eval()
     with pytest.raises(Exception, match="cannot precompile for 'GPU'"):
-        lower(torch.export.export(model, (torch.randn(1, 3, 12, 12),)), precompile=["GPU"])
+        small_net_program(precompile=["GPU"])
 
 
 # --- dynamic shapes ----------------------------------------------------------------------------------
@@ -163,8 +143,7 @@ def dynamic_mlp():
     torch.manual_seed(2)
     model = Mlp().eval()
     pte = _lowered_dynamic(model, torch.randn(4, 32), {"x": {0: Dim("batch", min=1, max=64)}})
-    method = Runtime.get().load_program(pte).load_method("forward")
-    return model, method
+    return model, load_forward(pte)
 
 
 def test_an_mlp_with_a_dynamic_batch_matches_eager_at_every_batch_size(dynamic_mlp):
@@ -189,8 +168,7 @@ def test_a_batch_outside_the_bounds_fails_cleanly_and_the_method_keeps_working(d
 def test_a_transformer_encoder_with_a_dynamic_sequence_matches_eager_at_every_length():
     torch.manual_seed(3)
     model = Encoder().eval()
-    pte = _lowered_dynamic(model, torch.randn(1, 16, 64), {"x": {1: Dim("sequence", min=1, max=256)}})
-    method = Runtime.get().load_program(pte).load_method("forward")
+    method = load_forward(_lowered_dynamic(model, torch.randn(1, 16, 64), {"x": {1: Dim("sequence", min=1, max=256)}}))
     for length in (1, 17, 256, 64, 3, 128, 17):
         x = torch.randn(1, length, 64)
         (out,) = method.execute([x])
