@@ -35,6 +35,7 @@ What is compared, and what "before" is:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -52,7 +53,8 @@ from typing import Dict, List, Optional, Tuple
 REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
 sys.path.insert(0, str(BENCH))
-from zoo_cpp_side import CppServer, cpp_export, cpp_load  # noqa: E402
+from zoo_cpp_side import CppServer, child_environment, cpp_export, cpp_load  # noqa: E402
+from zoo_report import cpu_model, print_and_save  # noqa: E402
 from zoo_results import ModelRun  # noqa: E402
 
 RECHECK = ("81cdd51", "35a89c9")   # before, after: skip re-checking an identical tensor
@@ -60,7 +62,6 @@ DEFAULTS = ("06229bb", "9f0be18")  # before, after: LATENCY hint default and the
 RELEASE = ("9f2186c", "eda4130")   # before, after: ExecuTorch's blob released before compiling
 FAST_PATH = ("0e70791", "dd2528c")  # before, after: execute's steady-state fast path
 FILE_CACHE = ("efc1273", "0e70791")  # before, after: our own model cache instead of OpenVINO's CACHE_DIR
-CACHE_VARIABLE = "EXECUTORCH_OPENVINO_CACHE_DIR"
 
 
 def say(text: str = "") -> None:
@@ -175,23 +176,15 @@ def prepare_models(names: List[str], work: Path, extra_ours: Dict[str, Dict[str,
     import zoo_prepare
     from zoo_models import ZOO_BY_NAME
 
-    class _Quiet:
-        def __init__(self, what):
-            self.what = what
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
+    def quiet(_what):  # prepare()'s step(): nothing printed per lowering
+        return contextlib.nullcontext()
 
     folders = {}
     for name in names:
         folder = work / name
         run = ModelRun(name, ZOO_BY_NAME[name].description)
         say(f"  preparing {name}")
-        zoo_prepare.prepare(ZOO_BY_NAME[name], folder, run, "not used", _Quiet, ours_only=True,
-                            extra_ours=extra_ours)
+        zoo_prepare.prepare(ZOO_BY_NAME[name], folder, run, "not used", quiet, ours_only=True, extra_ours=extra_ours)
         folders[name] = folder
     return folders
 
@@ -242,16 +235,12 @@ def runner_run(build: Build, pte: Path, inputs: List[Path], iterations: int, cac
     it ran in."""
     import numpy as np
 
-    env = dict(os.environ)
-    env.pop(CACHE_VARIABLE, None)
-    if cache is not None:
-        env[CACHE_VARIABLE] = str(cache)
     with tempfile.NamedTemporaryFile("r") as peak, tempfile.TemporaryDirectory() as outputs:
         command = ["/usr/bin/time", "-f", "%M", "-o", peak.name, str(build.runner), str(pte),
                    "--iterations", str(iterations), "--warmup", "2", "--output-dir", outputs]
         for path in inputs:
             command += ["--input", str(path)]
-        done = subprocess.run(command, capture_output=True, text=True, env=env)
+        done = subprocess.run(command, capture_output=True, text=True, env=child_environment(cache))
         if done.returncode != 0:
             raise RuntimeError(f"{build.runner} failed: {done.stderr.strip()[-500:]}")
         peak_kb = int(Path(peak.name).read_text().split()[-1])
@@ -486,10 +475,8 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), "?")
     head = [f"# Before and after, {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}", "",
-            f"- CPU: {cpu}, {os.cpu_count()} logical cores; load average (1 min) {load_before:.2f} before, "
+            f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores; load average (1 min) {load_before:.2f} before, "
             f"{os.getloadavg()[0]:.2f} after; OpenVINO {ov.get_version()}",
             f"- after: {after.label} ({after.folder}); before: {recheck.label} ({recheck.folder}), "
             f"{defaults.label} ({defaults.folder}), {release.label} ({release.folder}), {fast_path.label} "
@@ -497,11 +484,7 @@ def main(argv=None) -> int:
             f"- {'quick' if args.quick else 'full'} run, {time.perf_counter() - started:.0f} s; how: bench/before_after.py",
             ""]
     text = "\n".join(head + body) + "\n"
-    say()
-    say(text)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    out = args.results_dir / f"before-after-{datetime.date.today().isoformat()}.md"
-    out.write_text(text)
+    out = print_and_save(text, args.results_dir, f"before-after-{datetime.date.today().isoformat()}.md")
     say(f"wrote {out}")
     return 0
 

@@ -68,16 +68,6 @@ const char* const kUsage =
     "  --rounds N      interleaved rounds per model (default: 40)\n"
     "  --output FILE   also write the report, with date, CPU and OpenVINO version, to FILE\n";
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream parts(text);
-  std::string item;
-  while (std::getline(parts, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 Options parse_options(int argc, char** argv) {
   Options options;
   if (const char* env = std::getenv("EXECUTORCH_OPENVINO_IR_CASES"); env != nullptr) options.cases = env;
@@ -140,12 +130,6 @@ struct ModelBench {
   bool outputs_match = false;
 };
 
-std::vector<HostTensor*> pointers(const std::vector<std::unique_ptr<HostTensor>>& tensors) {
-  std::vector<HostTensor*> result;
-  for (const auto& tensor : tensors) result.push_back(tensor.get());
-  return result;
-}
-
 std::unique_ptr<ModelBench> set_up(const std::string& name, ov::Runtime& runtime,
                                    executorch::runtime::BackendInterface* backend) {
   auto model = std::make_unique<ModelBench>();
@@ -167,19 +151,6 @@ std::unique_ptr<ModelBench> set_up(const std::string& name, ov::Runtime& runtime
 template <typename Runner>
 void call_or_throw(Runner& runner, const std::string& what) {
   if (!runner.run()) throw std::runtime_error(what + ": call failed: " + runner.failure());
-}
-
-// The largest |a - b| over two f32 buffers; infinite when either holds a NaN (an unwritten output).
-double max_abs_diff(const uint8_t* a, const uint8_t* b, size_t bytes) {
-  double worst = 0;
-  for (size_t i = 0; i + sizeof(float) <= bytes; i += sizeof(float)) {
-    float x, y;
-    std::memcpy(&x, a + i, sizeof x);
-    std::memcpy(&y, b + i, sizeof y);
-    const double diff = std::fabs(static_cast<double>(x) - static_cast<double>(y));
-    worst = std::isnan(diff) ? INFINITY : std::max(worst, diff);
-  }
-  return worst;
 }
 
 std::string format_number(double value, const char* format) {
@@ -205,12 +176,12 @@ void check_outputs(ModelBench& model) {
     const std::vector<uint8_t>& reference = model.ir.expected_outputs[i].bytes;
     const bool is_float = native.type() == executorch::aten::ScalarType::Float;
     if (is_float && reference.size() == native.nbytes()) {
-      worst_reference = std::max(worst_reference, max_abs_diff(native.bytes().data(), reference.data(), reference.size()));
+      worst_reference = std::max(worst_reference, max_abs_diff_f32(native.bytes().data(), reference.data(), reference.size()));
     }
     if (native.bytes() == delegate.bytes()) continue;
     bitwise = false;
     // Integer and boolean outputs must match exactly; f32 within 1e-6.
-    const double diff = is_float ? max_abs_diff(native.bytes().data(), delegate.bytes().data(), native.nbytes()) : INFINITY;
+    const double diff = is_float ? max_abs_diff_f32(native.bytes().data(), delegate.bytes().data(), native.nbytes()) : INFINITY;
     worst = std::max(worst, diff);
     within = within && diff <= 1e-6;
   }
@@ -412,12 +383,7 @@ int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   // load_ir_case reads the folder from this variable; --cases overrides whatever it was.
   setenv("EXECUTORCH_OPENVINO_IR_CASES", options.cases.c_str(), 1);
-#ifdef EOV_BENCH_DEFAULT_OPENVINO_LIBS
-  // Without OPENVINO_LIB_PATH, use the pip runtime this build was configured against rather than
-  // whatever the system search finds; the report names the library either way.
-  const char* configured = std::getenv("OPENVINO_LIB_PATH");
-  if (configured == nullptr || configured[0] == '\0') setenv("OPENVINO_LIB_PATH", EOV_BENCH_DEFAULT_OPENVINO_LIBS, 1);
-#endif
+  default_openvino_library_path();
 
   executorch::runtime::runtime_init();
   if (const int status = executorch_openvino_registration_status(); status != 0) {
@@ -426,14 +392,13 @@ int run(int argc, char** argv) {
   executorch::runtime::BackendInterface* backend =
       executorch::runtime::get_backend_class(EXECUTORCH_OPENVINO_BACKEND_ID);
   if (backend == nullptr) throw std::runtime_error("backend " EXECUTORCH_OPENVINO_BACKEND_ID " is not registered");
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
-  if (!runtime.ok()) throw std::runtime_error(runtime.failure().message);
+  ov::Runtime& runtime = runtime_or_throw();
 
   std::vector<std::unique_ptr<ModelBench>> models;
   for (const std::string& requested : options.models) {
     const std::string name = resolve_case_name(options.cases, requested);
     std::fprintf(stderr, "compiling %s (native and delegate)\n", name.c_str());
-    models.push_back(set_up(name, *runtime.value(), backend));
+    models.push_back(set_up(name, runtime, backend));
   }
 
   // Warm-up, then size each model's blocks so that every model gets an equal share of the time.
@@ -457,7 +422,7 @@ int run(int argc, char** argv) {
   const std::string load_before = load_average();
   run_rounds(models, options.rounds);
 
-  const std::string report = render_report(options, *runtime.value(), models, load_before);
+  const std::string report = render_report(options, runtime, models, load_before);
   std::cout << report << std::flush;
   if (options.output) {
     if (options.output->has_parent_path()) fs::create_directories(options.output->parent_path());

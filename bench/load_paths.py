@@ -15,7 +15,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -128,11 +127,13 @@ def main() -> int:
 
     import importlib.metadata
 
+    from zoo_report import cpu_model, print_and_save  # bench/, this script's folder
+
     today = datetime.date.today().isoformat()
     lines = [
         f"# Load paths: {args.model}, {today}",
         "",
-        f"CPU: {_cpu_model()}, {os.cpu_count()} cores. OpenVINO {importlib.metadata.version('openvino')}, "
+        f"CPU: {cpu_model()}, {os.cpu_count()} cores. OpenVINO {importlib.metadata.version('openvino')}, "
         f"ExecuTorch {importlib.metadata.version('executorch')}. Median of {args.rounds} interleaved rounds, each a fresh "
         "process; load = `load_program` + `load_method` from bytes.",
         "",
@@ -147,21 +148,8 @@ def main() -> int:
         f"load in the same processes ({second_ms / first_ms:.1%} of the time, "
         f"{(second_rss / first_rss if first_rss else 0):.1%} of the memory).",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"load-paths-{today}.md").write_text(text)
+    print_and_save("\n".join(lines) + "\n", RESULTS, f"load-paths-{today}.md")
     return 0
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":

@@ -2,13 +2,13 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
 #include <dlfcn.h>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
+
+#include "ir_case.h"
 
 namespace executorch_openvino::bench {
 namespace {
@@ -39,12 +39,6 @@ std::string error_text(Error error) {
   return text;
 }
 
-std::vector<uint8_t> read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 }  // namespace
 
 ProgramRunner::Loader loader_from_name(const std::string& name) {
@@ -61,7 +55,7 @@ ProgramRunner::ProgramRunner(const std::filesystem::path& pte, Loader loader,
     case Loader::kFile: module_ = std::make_unique<Module>(pte.string(), Module::LoadMode::File); break;
     case Loader::kMmap: module_ = std::make_unique<Module>(pte.string(), Module::LoadMode::Mmap); break;
     case Loader::kBuffer:
-      bytes_ = read_whole_file(pte);
+      bytes_ = testing::read_file(pte);
       module_ = std::make_unique<Module>(
           std::make_unique<executorch::extension::BufferDataLoader>(bytes_.data(), bytes_.size()));
       break;

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include <dlfcn.h>
@@ -83,6 +87,47 @@ CompileSetup compile_setup(const IrCase& ir_case) {
   return setup;
 }
 
+void default_openvino_library_path() {
+#ifdef EOV_BENCH_DEFAULT_OPENVINO_LIBS
+  const char* configured = std::getenv("OPENVINO_LIB_PATH");
+  if (configured == nullptr || configured[0] == '\0') setenv("OPENVINO_LIB_PATH", EOV_BENCH_DEFAULT_OPENVINO_LIBS, 1);
+#endif
+}
+
+ov::Runtime& runtime_or_throw() {
+  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+  if (!runtime.ok()) throw std::runtime_error(runtime.failure().message);
+  return *runtime.value();
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::istringstream parts(text);
+  std::string item;
+  while (std::getline(parts, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<HostTensor*> pointers(const std::vector<std::unique_ptr<HostTensor>>& tensors) {
+  std::vector<HostTensor*> result;
+  for (const auto& tensor : tensors) result.push_back(tensor.get());
+  return result;
+}
+
+double max_abs_diff_f32(const uint8_t* a, const uint8_t* b, size_t bytes) {
+  double worst = 0;
+  for (size_t i = 0; i + sizeof(float) <= bytes; i += sizeof(float)) {
+    float x, y;
+    std::memcpy(&x, a + i, sizeof x);
+    std::memcpy(&y, b + i, sizeof y);
+    const double diff = std::fabs(static_cast<double>(x) - static_cast<double>(y));
+    worst = std::isnan(diff) ? INFINITY : std::max(worst, diff);
+  }
+  return worst;
+}
+
 NativeModel NativeModel::from_blob(const std::vector<uint8_t>& blob) {
   blob::ParseResult parsed = blob::parse(blob.data(), blob.size());
   if (!parsed.blob) throw std::runtime_error("invalid delegate blob: " + parsed.error);
@@ -99,16 +144,17 @@ NativeRunner::NativeRunner(ov::Runtime& runtime, NativeModel model, const Compil
                            const std::string& name)
     : runtime_(runtime), model_(std::move(model)) {
   const std::string where = name + " (native)";
+  const auto compile = [&](const ov::ModelPtr& read) {
+    return value_or_throw(ov::compile_model(runtime, read.get(), setup.device, setup.properties),
+                          where + ": compiling");
+  };
   switch (model_.kind) {
-    case NativeModel::Kind::kIrInMemory: {
-      const ov::ModelPtr read = value_or_throw(
+    case NativeModel::Kind::kIrInMemory:
+      compiled_ = compile(value_or_throw(
           ov::read_model(runtime, reinterpret_cast<const char*>(model_.xml.data()), model_.xml.size(),
                          model_.weights.empty() ? nullptr : model_.weights.data(), model_.weights.size()),
-          where + ": reading the IR");
-      compiled_ = value_or_throw(ov::compile_model(runtime, read.get(), setup.device, setup.properties),
-                                 where + ": compiling");
+          where + ": reading the IR"));
       break;
-    }
     case NativeModel::Kind::kIrFromFiles: {
       const ExtraApi& extra = extra_api(runtime);
       ov::ov_core* core = value_or_throw(runtime.core(), where);
@@ -116,9 +162,7 @@ NativeRunner::NativeRunner(ov::Runtime& runtime, NativeModel model, const Compil
       const std::string xml = model_.xml_path.string(), weights = model_.weights_path.string();
       check(runtime, extra.read_model(core, xml.c_str(), weights.empty() ? nullptr : weights.c_str(), &raw),
             where + ": reading " + xml);
-      const ov::ModelPtr read(raw, {runtime.api().ov_model_free});
-      compiled_ = value_or_throw(ov::compile_model(runtime, read.get(), setup.device, setup.properties),
-                                 where + ": compiling");
+      compiled_ = compile(ov::ModelPtr(raw, {runtime.api().ov_model_free}));
       break;
     }
     case NativeModel::Kind::kImported: {
@@ -160,33 +204,25 @@ NativeRunner::NativeRunner(ov::Runtime& runtime, NativeModel model, const Compil
   };
   for (size_t i = 0; i < inputs.size(); ++i) bound_.push_back(describe(*inputs[i], input_ports[i], true, i));
   for (size_t i = 0; i < outputs.size(); ++i) bound_.push_back(describe(*outputs[i], output_ports[i], false, i));
-  for (const Bound& bound : bound_) bind(bound, where);
+  for (const Bound& bound : bound_) tensors_.push_back(value_or_throw(wrap_and_set(bound), where + ": binding"));
 }
 
-void NativeRunner::bind(const Bound& bound, const std::string& where) {
-  ov::TensorPtr tensor = value_or_throw(
-      ov::wrap_host_memory(runtime_, bound.type, bound.dims.data(), bound.dims.size(), bound.host->data()),
-      where + ": wrapping");
-  const Status done = bound.is_input ? ov::set_input(runtime_, request_.get(), bound.index, tensor.get())
-                                     : ov::set_output(runtime_, request_.get(), bound.index, tensor.get());
-  if (!done.ok()) throw std::runtime_error(where + ": " + done.failure().message);
-  tensors_.push_back(std::move(tensor));
+Outcome<ov::TensorPtr> NativeRunner::wrap_and_set(const Bound& bound) {
+  Outcome<ov::TensorPtr> tensor =
+      ov::wrap_host_memory(runtime_, bound.type, bound.dims.data(), bound.dims.size(), bound.host->data());
+  if (!tensor.ok()) return tensor;
+  const Status done = bound.is_input ? ov::set_input(runtime_, request_.get(), bound.index, tensor->get())
+                                     : ov::set_output(runtime_, request_.get(), bound.index, tensor->get());
+  if (!done.ok()) return done.failure();
+  return tensor;
 }
 
 bool NativeRunner::run_rebinding() {
   for (const Bound& bound : bound_) {
-    Outcome<ov::TensorPtr> tensor =
-        ov::wrap_host_memory(runtime_, bound.type, bound.dims.data(), bound.dims.size(), bound.host->data());
-    if (!tensor.ok()) {
-      failure_ = tensor.failure().message;
-      return false;
-    }
     // The request keeps its own reference; ours goes at the end of this iteration, as in a delegate
     // that wraps afresh on every call.
-    const Status done = bound.is_input ? ov::set_input(runtime_, request_.get(), bound.index, tensor->get())
-                                       : ov::set_output(runtime_, request_.get(), bound.index, tensor->get());
-    if (!done.ok()) {
-      failure_ = done.failure().message;
+    if (const Outcome<ov::TensorPtr> tensor = wrap_and_set(bound); !tensor.ok()) {
+      failure_ = tensor.failure().message;
       return false;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "host_tensor.h"
 #include "ir_case.h"
 #include "openvino_api/objects.h"
+#include "openvino_api/runtime.h"
 
 namespace executorch_openvino::bench {
 
@@ -30,6 +32,20 @@ struct CompileSetup {
   std::vector<ov::Property> properties;
 };
 CompileSetup compile_setup(const IrCase& ir_case);
+
+// ---- What both benchmark executables need besides the runners ----
+
+// Without OPENVINO_LIB_PATH, points it at the pip runtime the build was configured against (when
+// CMake found one) rather than whatever the system search finds; the reports name the library
+// either way.
+void default_openvino_library_path();
+// The OpenVINO runtime our layer opens; throws std::runtime_error with its message when it cannot.
+ov::Runtime& runtime_or_throw();
+// Comma-separated items, empty ones dropped.
+std::vector<std::string> split_list(const std::string& text);
+std::vector<HostTensor*> pointers(const std::vector<std::unique_ptr<HostTensor>>& tensors);
+// The largest |a - b| over two f32 buffers; infinite when either holds a NaN (an unwritten output).
+double max_abs_diff_f32(const uint8_t* a, const uint8_t* b, size_t bytes);
 
 // How an application hands a model to native OpenVINO.
 struct NativeModel {
@@ -88,7 +104,8 @@ class NativeRunner {
     bool is_input;
     size_t index;
   };
-  void bind(const Bound& bound, const std::string& where);
+  // Wraps the bound host memory in a new OpenVINO tensor and sets it on the request.
+  Outcome<ov::TensorPtr> wrap_and_set(const Bound& bound);
 
   ov::Runtime& runtime_;
   // Declared first so it is destroyed last: the compiled model may read weights (or, imported, the

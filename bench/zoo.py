@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -74,14 +73,13 @@ def _our_version() -> str:
 
 def header(started: float, load_before: float, args, library: str, holder: str) -> List[str]:
     import openvino
+    from zoo_report import cpu_model
 
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
     mode = "quick" if args.quick else "full"
     return [
         f"# Benchmark zoo, {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}",
         "",
-        f"- CPU: {cpu}, {os.cpu_count()} logical cores; load average (1 min) {load_before:.2f} before, "
+        f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores; load average (1 min) {load_before:.2f} before, "
         f"{os.getloadavg()[0]:.2f} after",
         f"- torch {_version('torch')}, executorch {_version('executorch')}, openvino {openvino.get_version()}, "
         f"nncf {_version('nncf')}, executorch_openvino {_our_version()}",
@@ -137,7 +135,6 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
     library = _library()
     sys.path.insert(0, str(REPO / "python"))
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), os.environ.get("PYTHONPATH")]))
     import executorch_openvino  # noqa: F401  (loads the delegate)
     from executorch_openvino.openvino_runtime import find_pip_runtime
 
@@ -199,11 +196,7 @@ def main(argv=None) -> int:
 
     stamp = datetime.date.today().isoformat()
     text = "\n".join(zoo_report.report(runs, header(started, load_before, args, library, holder))) + "\n"
-    say()
-    say(text)
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    markdown = args.results_dir / f"zoo-{stamp}.md"
-    markdown.write_text(text)
+    markdown = zoo_report.print_and_save(text, args.results_dir, f"zoo-{stamp}.md")
     picture = args.results_dir / f"zoo-{stamp}.png"
     zoo_report.plot(runs, picture, f"p50 latency relative to native OpenVINO, {stamp}")
     say(f"wrote {markdown} and {picture}")

@@ -240,14 +240,7 @@ struct NativeTensors {
     for (const std::string& file : folder.native_inputs) inputs.push_back(host_tensor(runner::npy::read(file), true));
     for (size_t position : folder.native_outputs) outputs.push_back(host_tensor(folder.reference_outputs[position], false));
   }
-  static std::vector<HostTensor*> pointers(const std::vector<std::unique_ptr<HostTensor>>& tensors) {
-    std::vector<HostTensor*> result;
-    for (const auto& tensor : tensors) result.push_back(tensor.get());
-    return result;
-  }
 };
-
-std::vector<uint8_t> read_bytes(const fs::path& path) { return testing::read_file(path); }
 
 // The model as an application would hand it to OpenVINO, read from the folder (inside the timed
 // load: reading the files is part of a native load as reading the .pte is part of ours).
@@ -255,25 +248,19 @@ NativeModel native_model(const Folder& folder, const std::string& side) {
   NativeModel model;
   if (side == "native") {
     model.kind = NativeModel::Kind::kIrInMemory;
-    model.xml = read_bytes(folder.path / "model.xml");
-    model.weights = read_bytes(folder.path / "model.bin");
+    model.xml = testing::read_file(folder.path / "model.xml");
+    model.weights = testing::read_file(folder.path / "model.bin");
   } else if (side == "native-file") {
     model.kind = NativeModel::Kind::kIrFromFiles;
     model.xml_path = folder.path / "model.xml";
     if (fs::file_size(folder.path / "model.bin") > 0) model.weights_path = folder.path / "model.bin";
   } else if (side == "native-import") {
     model.kind = NativeModel::Kind::kImported;
-    model.exported = read_bytes(folder.path / "native.exported");
+    model.exported = testing::read_file(folder.path / "native.exported");
   } else {
     throw std::runtime_error("not a native side: " + side);
   }
   return model;
-}
-
-ov::Runtime& runtime_or_throw() {
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
-  if (!runtime.ok()) throw std::runtime_error(runtime.failure().message);
-  return *runtime.value();
 }
 
 // Our delegate, opened at run time rather than linked. Linked, it would register before ExecuTorch's
@@ -381,29 +368,30 @@ struct Sides {
   explicit Sides(const fs::path& path) : folder(path) {}
 };
 
-void add_native(Sides& sides, bool rebinding_too) {
-  const Clock::time_point start = Clock::now();
-  sides.native_tensors = std::make_unique<NativeTensors>(sides.folder);
-  sides.native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(sides.folder, "native"),
-                                                sides.folder.setup,
-                                                NativeTensors::pointers(sides.native_tensors->inputs),
-                                                NativeTensors::pointers(sides.native_tensors->outputs),
-                                                sides.folder.path.filename().string());
-  NativeRunner* native = sides.native.get();
-  NativeTensors* tensors = sides.native_tensors.get();
-  const std::vector<size_t> positions = sides.folder.native_outputs;
+Variant native_variant(NativeRunner* native, const NativeTensors* tensors, const std::vector<size_t>& positions) {
+  Variant variant;
+  variant.call = [native] { return native->run(); };
+  variant.failure = [native] { return native->failure(); };
   // By method output index, like the program variants.
-  auto output = [tensors, positions](size_t i) -> std::pair<const uint8_t*, size_t> {
+  variant.output = [tensors, positions](size_t i) -> std::pair<const uint8_t*, size_t> {
     for (size_t k = 0; k < positions.size(); ++k) {
       if (positions[k] == i) return {tensors->outputs[k]->data(), tensors->outputs[k]->nbytes()};
     }
     return {nullptr, 0};
   };
-  auto failure = [native] { return native->failure(); };
-  Variant bound;
-  bound.call = [native] { return native->run(); };
-  bound.failure = failure;
-  bound.output = output;
+  return variant;
+}
+
+void add_native(Sides& sides, bool rebinding_too) {
+  const Clock::time_point start = Clock::now();
+  sides.native_tensors = std::make_unique<NativeTensors>(sides.folder);
+  sides.native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(sides.folder, "native"),
+                                                sides.folder.setup,
+                                                pointers(sides.native_tensors->inputs),
+                                                pointers(sides.native_tensors->outputs),
+                                                sides.folder.path.filename().string());
+  NativeRunner* native = sides.native.get();
+  Variant bound = native_variant(native, sides.native_tensors.get(), sides.folder.native_outputs);
   bound.load_ms = elapsed_ms(start);
   sides.variants["native"] = bound;
   if (rebinding_too) {
@@ -419,10 +407,12 @@ std::unique_ptr<ProgramRunner> load_program(const Folder& folder, const std::str
 }
 
 Variant program_variant(ProgramRunner* program, bool setting_inputs, double load_ms) {
-  std::function<bool()> call = setting_inputs ? std::function<bool()>([program] { return program->run_setting_inputs(); })
-                                              : std::function<bool()>([program] { return program->run(); });
   Variant variant;
-  variant.call = call;
+  if (setting_inputs) {
+    variant.call = [program] { return program->run_setting_inputs(); };
+  } else {
+    variant.call = [program] { return program->run(); };
+  }
   variant.failure = [program] { return program->failure(); };
   variant.output = [program](size_t i) {
     return i < program->output_count() ? program->output_bytes(i) : std::pair<const uint8_t*, size_t>{nullptr, 0};
@@ -433,28 +423,6 @@ Variant program_variant(ProgramRunner* program, bool setting_inputs, double load
 }
 
 // ---- serve ---------------------------------------------------------------------------------------
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::istringstream parts(text);
-  std::string item;
-  while (std::getline(parts, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
-double max_abs_diff_f32(const uint8_t* a, const uint8_t* b, size_t bytes) {
-  double worst = 0;
-  for (size_t i = 0; i + sizeof(float) <= bytes; i += sizeof(float)) {
-    float x, y;
-    std::memcpy(&x, a + i, sizeof x);
-    std::memcpy(&y, b + i, sizeof y);
-    const double diff = std::fabs(static_cast<double>(x) - static_cast<double>(y));
-    worst = std::isnan(diff) ? INFINITY : std::max(worst, diff);
-  }
-  return worst;
-}
 
 // One figure per output set: the largest |a - b| over f32 outputs, 0/inf for exact/unequal others.
 double compare(const Variant& variant, const std::function<std::pair<const uint8_t*, size_t>(size_t)>& reference,
@@ -499,8 +467,8 @@ int serve(const fs::path& path, const std::vector<std::string>& wanted) {
         }
         if (program.library != nullptr) load_backend_library(program.library);
         // Variants of one program share it (ours, ours-set-inputs), unless run by another delegate.
-        const std::string key = program.pte + std::string(program.library != nullptr ? "@" : "") +
-                                (program.library != nullptr ? program.library : "");
+        const std::string key = program.library != nullptr ? program.pte + std::string("@") + program.library
+                                                           : std::string(program.pte);
         double load_ms = 0;
         if (sides.programs.count(key) == 0) {
           const Clock::time_point start = Clock::now();
@@ -647,7 +615,8 @@ int load(const fs::path& path, const LoadOptions& options) {
     load_backend_library(program_side->library);
   }
   // Ours only where it runs the program: a native process holds OpenVINO and nothing of ours.
-  if (options.side.rfind("ours", 0) == 0) our_library();
+  const bool ours_side = options.side.rfind("ours", 0) == 0;
+  if (ours_side) our_library();
   std::unique_ptr<NativeTensors> tensors;
   if (native_side) tensors = std::make_unique<NativeTensors>(folder);
 
@@ -657,7 +626,7 @@ int load(const fs::path& path, const LoadOptions& options) {
   double preopen_ms = 0, runtime_ms = NAN, core_ms = NAN, devices_ms = NAN;
   if (options.preopen) {
     const Clock::time_point start = Clock::now();
-    if (options.side.rfind("ours", 0) == 0) {
+    if (ours_side) {
       const std::string description = our_library().describe_runtime();
       if (description.find("loaded=1") == std::string::npos) throw std::runtime_error(description);
     } else {
@@ -681,8 +650,8 @@ int load(const fs::path& path, const LoadOptions& options) {
   std::unique_ptr<ProgramRunner> program;
   if (native_side) {
     native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(folder, options.side), setup,
-                                            NativeTensors::pointers(tensors->inputs),
-                                            NativeTensors::pointers(tensors->outputs), path.filename().string());
+                                            pointers(tensors->inputs),
+                                            pointers(tensors->outputs), path.filename().string());
   } else {
     program = load_program(folder, program_side->pte, options.loader_given ? options.loader : program_side->loader);
   }
@@ -691,29 +660,22 @@ int load(const fs::path& path, const LoadOptions& options) {
   const long peak_load = status_kb("VmHWM");
   const size_t scribbled = options.scribble_model_bytes && native ? native->scribble_model_bytes() : 0;
 
-  auto call = [&] { return native ? native->run() : program->run(); };
+  const Variant loaded = native ? native_variant(native.get(), tensors.get(), folder.native_outputs)
+                                : program_variant(program.get(), false, load_ms);
   start = Clock::now();
-  if (!call()) throw std::runtime_error("first run failed: " + (native ? native->failure() : program->failure()));
+  if (!loaded.call()) throw std::runtime_error("first run failed: " + loaded.failure());
   const double first_ms = elapsed_ms(start);
   std::vector<double> runs;
   for (int i = 0; i < options.runs; ++i) {
     start = Clock::now();
-    if (!call()) throw std::runtime_error("run failed: " + (native ? native->failure() : program->failure()));
+    if (!loaded.call()) throw std::runtime_error("run failed: " + loaded.failure());
     runs.push_back(elapsed_ms(start));
   }
   std::sort(runs.begin(), runs.end());
   const long peak_run = status_kb("VmHWM");
   // The outputs against eager PyTorch's: shows, e.g., that a model imported from the cache still
   // computes in the precision it was compiled for.
-  Variant outputs;
-  outputs.output = [&](size_t i) -> std::pair<const uint8_t*, size_t> {
-    if (program) return i < program->output_count() ? program->output_bytes(i) : std::pair<const uint8_t*, size_t>{nullptr, 0};
-    for (size_t k = 0; k < folder.native_outputs.size(); ++k) {
-      if (folder.native_outputs[k] == i) return {tensors->outputs[k]->data(), tensors->outputs[k]->nbytes()};
-    }
-    return {nullptr, 0};
-  };
-  const double vs_eager = compare(outputs, [&](size_t i) -> std::pair<const uint8_t*, size_t> {
+  const double vs_eager = compare(loaded, [&](size_t i) -> std::pair<const uint8_t*, size_t> {
     return {folder.reference_outputs[i].data.data(), folder.reference_outputs[i].data.size()};
   }, folder.reference_outputs);
   std::cout << "{\"side\": " << json_string(options.side) << ", \"preopen\": " << (options.preopen ? "true" : "false")
@@ -726,7 +688,7 @@ int load(const fs::path& path, const LoadOptions& options) {
             << ", \"peak_load_kb\": " << peak_load << ", \"peak_run_kb\": " << peak_run
             << ", \"reset\": " << (reset ? "true" : "false") << ", \"vs_eager\": " << json_number(vs_eager)
             << ", \"scribbled_bytes\": " << scribbled
-            << ", \"sets_inputs_every_call\": " << (program && program->sets_inputs_every_call() ? "true" : "false") << "}"
+            << ", \"sets_inputs_every_call\": " << (loaded.sets_inputs_every_call() ? "true" : "false") << "}"
             << std::endl;
   return 0;
 }
@@ -735,7 +697,7 @@ int export_compiled(const fs::path& path, const fs::path& out) {
   const Folder folder(path);
   NativeTensors tensors(folder);
   NativeRunner native(runtime_or_throw(), native_model(folder, "native"), folder.setup,
-                      NativeTensors::pointers(tensors.inputs), NativeTensors::pointers(tensors.outputs),
+                      pointers(tensors.inputs), pointers(tensors.outputs),
                       path.filename().string());
   native.export_to(out);
   return 0;
@@ -749,11 +711,7 @@ int run(int argc, char** argv) {
   if (argc < 3) throw UsageError("a mode and a model folder are required");
   const std::string mode = argv[1];
   const fs::path folder = argv[2];
-#ifdef EOV_BENCH_DEFAULT_OPENVINO_LIBS
-  // Without OPENVINO_LIB_PATH, the pip runtime this build was configured against, for every side.
-  const char* configured = std::getenv("OPENVINO_LIB_PATH");
-  if (configured == nullptr || configured[0] == '\0') setenv("OPENVINO_LIB_PATH", EOV_BENCH_DEFAULT_OPENVINO_LIBS, 1);
-#endif
+  default_openvino_library_path();  // for every side
   executorch::runtime::runtime_init();
   if (mode == "export") {
     if (argc != 4) throw UsageError("export takes DIR and OUT");

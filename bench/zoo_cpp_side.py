@@ -26,7 +26,8 @@ class ChildFailed(RuntimeError):
         self.how = how
 
 
-def cpp_environment(cache: Optional[Path] = None) -> Dict[str, str]:
+def child_environment(cache: Optional[Path] = None) -> Dict[str, str]:
+    """This process's environment for a child, with the delegate's model cache at `cache` or none."""
     env = dict(os.environ)
     env.pop(CACHE_VARIABLE, None)
     if cache is not None:
@@ -46,7 +47,7 @@ class CppServer:
         self._stderr = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen([str(tool), "serve", str(folder), "--variants", ",".join(variants)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                        text=True, bufsize=1, env=cpp_environment())
+                                        text=True, bufsize=1, env=child_environment())
         ready = self._read("loading")
         if "error" in ready:
             self.close()
@@ -104,7 +105,7 @@ def cpp_load(tool: Path, folder: Path, side: str, *, cache: Optional[Path] = Non
         command += ["--cache", str(cache)]
     if loader is not None:
         command += ["--loader", loader]
-    done = subprocess.run(command, capture_output=True, text=True, env=cpp_environment(), timeout=timeout)
+    done = subprocess.run(command, capture_output=True, text=True, env=child_environment(), timeout=timeout)
     if done.returncode != 0:
         raise ChildFailed(f"bench_zoo_cpp load --side {side}", done.returncode, _without_logs(done.stderr))
     return json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
@@ -112,6 +113,6 @@ def cpp_load(tool: Path, folder: Path, side: str, *, cache: Optional[Path] = Non
 
 def cpp_export(tool: Path, folder: Path, out: Path) -> None:
     done = subprocess.run([str(tool), "export", str(folder), str(out)], capture_output=True, text=True,
-                          env=cpp_environment(), timeout=600)
+                          env=child_environment(), timeout=600)
     if done.returncode != 0:
         raise ChildFailed("bench_zoo_cpp export", done.returncode, _without_logs(done.stderr))

@@ -117,8 +117,7 @@ def measure_loads(run: ModelRun, folder: Path, tool: Path, caches: Path, repeats
             result.warm_parity = _warm_parity(figures[warm][0])
             result.peak_warm_load_kb = figures[warm][0]["peak_load_kb"]
         first = figures[cold][0]
-        if first.get("reset"):
-            result.load_added_kb = first["peak_load_kb"] - first["rss_before_kb"]
+        result.load_added_kb = _added_kb(first)
         result.peak_load_kb = first["peak_load_kb"]
         result.peak_kb = first["peak_run_kb"]
 
@@ -130,14 +129,20 @@ def measure_loads(run: ModelRun, folder: Path, tool: Path, caches: Path, repeats
     if "native-import" in figures:
         run.native_import_ms = median([f["load_ms"] for f in figures["native-import"]])
         first = figures["native-import"][0]
-        run.native_import_added_kb = first["peak_load_kb"] - first["rss_before_kb"] if first.get("reset") else None
+        run.native_import_added_kb = _added_kb(first)
         run.native_import_peak_kb = first["peak_load_kb"]
     if "native-file" in figures:
         first = figures["native-file"][0]
-        run.native_file_added_kb = first["peak_load_kb"] - first["rss_before_kb"] if first.get("reset") else None
+        run.native_file_added_kb = _added_kb(first)
         run.native_file_peak_kb = first["peak_load_kb"]
     if python_loads:
         measure_python_loads(run, folder, caches)
+
+
+def _added_kb(figure: dict) -> Optional[int]:
+    """What the load added to the process: its VmHWM right after the load - RSS before it (None when
+    VmHWM could not be reset first, so that it may be an earlier peak)."""
+    return figure["peak_load_kb"] - figure["rss_before_kb"] if figure.get("reset") else None
 
 
 def _warm_parity(figure: dict) -> str:
@@ -152,8 +157,7 @@ def measure_python_loads(run: ModelRun, folder: Path, caches: Path) -> None:
         result = run.result(variant)
         result.load_cold_ms = cold["load_ms"]
         result.load_warm_ms = warm["load_ms"] if warm else None
-        if cold.get("reset"):
-            result.load_added_kb = cold["peak_load_kb"] - cold["rss_before_kb"]
+        result.load_added_kb = _added_kb(cold)
         result.peak_load_kb = cold["peak_load_kb"]
         result.peak_kb = cold["peak_kb"]
 

@@ -27,7 +27,7 @@ from typing import Callable, List, Optional
 REPO = Path(__file__).resolve().parents[1]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from zoo_cpp_side import CACHE_VARIABLE, ChildFailed  # noqa: E402
+from zoo_cpp_side import ChildFailed, child_environment  # noqa: E402
 
 
 # --- memory of this process ----------------------------------------------------------------------
@@ -198,11 +198,8 @@ def python_load(kind: str, folder: Path, pte: Optional[Path] = None, cache: Opti
         args += ["--cache", str(cache)]
     if from_bytes:
         args.append("--bytes")
-    env = dict(os.environ)
+    env = child_environment(cache if kind == "ours" else None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
-    env.pop(CACHE_VARIABLE, None)
-    if cache is not None and kind == "ours":
-        env[CACHE_VARIABLE] = str(cache)
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(args, stdout=out, stderr=err, env=env, text=True)
         try:

@@ -3,6 +3,7 @@ issue 6 checked one by one, and a plot of every variant's p50 relative to native
 
 from __future__ import annotations
 
+import platform
 import statistics
 from pathlib import Path
 from typing import List, Optional
@@ -62,6 +63,16 @@ def _rel(run: ModelRun, variant: str) -> Optional[float]:
     return _ratio(_p50(run, variant), _p50(run, native_of(variant)))
 
 
+def _relative_cells(run: ModelRun, shown: List[str]) -> List[str]:
+    return [_x(_rel(run, v)) if run.has(v) else "n/a" for v in shown]
+
+
+def _faster(run: ModelRun, ours: str, xnnpack: str) -> str:
+    """Whether ours' p50 is below XNNPACK's, as a table cell."""
+    a, b = _p50(run, ours), _p50(run, xnnpack)
+    return "–" if a is None or b is None else ("yes" if a < b else "**no**")
+
+
 # --- tables --------------------------------------------------------------------------------------------
 
 
@@ -110,9 +121,8 @@ def alternatives(runs: List[ModelRun]) -> List[str]:
     for run in runs:
         if run.error:
             continue
-        cells = [_x(_rel(run, v)) if run.has(v) else "n/a" for v in shown]
-        ours, xnn = _p50(run, OURS_CPP), _p50(run, XNNPACK_CPP)
-        faster = "–" if ours is None or xnn is None else ("yes" if ours < xnn else "**no**")
+        cells = _relative_cells(run, shown)
+        faster = _faster(run, OURS_CPP, XNNPACK_CPP)
         bf16 = _ratio(_p50(run, OURS_BF16_CPP), _p50(run, ET_OV_CPP))
         et_load = run.results.get(ET_OV_CPP, Result()).load_cold_ms
         load = _ratio(run.results.get(OURS_CPP, Result()).load_cold_ms, et_load)
@@ -134,9 +144,8 @@ def python_table(runs: List[ModelRun]) -> List[str]:
         if run.error:
             continue
         native, ours = run.results.get(NATIVE_PY, Result()), run.results.get(OURS_PY, Result())
-        cells = [_x(_rel(run, v)) if run.has(v) else "n/a" for v in shown]
-        xnn = _p50(run, XNNPACK_PY)
-        faster = "–" if ours.p50 is None or xnn is None else ("yes" if ours.p50 < xnn else "**no**")
+        cells = _relative_cells(run, shown)
+        faster = _faster(run, OURS_PY, XNNPACK_PY)
         lines.append(f"| {run.name} | {_time(native.p50)} | " + " | ".join(cells) + f" | {faster} | "
                      f"{_x(_ratio(ours.load_warm_ms, native.load_warm_ms), '.2f')} | "
                      f"{_x(_ratio(ours.load_added_kb, native.load_added_kb), '.2f')} |")
@@ -256,6 +265,29 @@ def targets(runs: List[ModelRun]) -> List[str]:
     else:
         lines.append("- ExecuTorch's own OpenVINO delegate: not compared (see its section)")
     return lines
+
+
+# --- what every report of bench/ needs -------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    """The CPU's model name, from /proc/cpuinfo."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def print_and_save(text: str, directory: Path, name: str) -> Path:
+    """Prints a report after a blank line and writes it to directory/name; returns that path."""
+    print("\n" + text, flush=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(text)
+    return path
 
 
 # --- the whole report ------------------------------------------------------------------------------------
