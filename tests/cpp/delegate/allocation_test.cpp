@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <string>
 
 #include <atomic>
 #include <cstdlib>
@@ -16,6 +18,7 @@
 #include <executorch_openvino/backend.h>
 
 #include "blob/delegate_blob.h"
+#include "case_helpers.h"
 #include "delegate_harness.h"
 #include "ir_case.h"
 #include "openvino_api/objects.h"
@@ -71,7 +74,10 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   executorch::runtime::Span<executorch::runtime::EValue*> span(args.data(), args.size());
   ASSERT_EQ(backend->execute(context, harness.handle(), span), Error::Ok);  // first call binds
 
-  // Native OpenVINO on the same IR with the same properties, tensors set once.
+  // Native OpenVINO on the same IR, compiled with what the delegate's compiled model reports (its
+  // defaults included: LATENCY, f32), tensors set once. With OpenVINO's own defaults instead, a
+  // processor where the CPU defaults to bf16 runs other kernels, which allocate differently.
+  const std::map<std::string, std::string> delegate_model = only_model();
   auto runtime = ov::Runtime::instance();
   ASSERT_TRUE(runtime.ok()) << runtime.failure().message;
   auto parsed = blob::parse(c.blob.data(), c.blob.size());
@@ -79,10 +85,21 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   auto model = ov::read_model(*runtime.value(), reinterpret_cast<const char*>(parsed.blob->ir_xml.data),
                               parsed.blob->ir_xml.size, parsed.blob->ir_weights.data, parsed.blob->ir_weights.size);
   ASSERT_TRUE(model.ok()) << model.failure().message;
+  const char* const kSettable[] = {"PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
+                                    "INFERENCE_PRECISION_HINT"};
   std::vector<ov::Property> properties;
-  for (const auto& [key, value] : c.specs) properties.push_back({key, value});
+  for (const char* key : kSettable) {
+    auto it = delegate_model.find(key);
+    ASSERT_NE(it, delegate_model.end()) << key << " not reported: " << executorch_openvino_describe_compiled_models();
+    properties.push_back({key, it->second});
+  }
   auto compiled = ov::compile_model(*runtime.value(), model->get(), "CPU", properties);
   ASSERT_TRUE(compiled.ok()) << compiled.failure().message;
+  for (const char* key : kSettable) {
+    auto native_value = ov::compiled_model_property(*runtime.value(), compiled->get(), key);
+    ASSERT_TRUE(native_value.ok()) << key;
+    EXPECT_EQ(native_value.value(), delegate_model.at(key)) << key;
+  }
   auto request = ov::create_infer_request(*runtime.value(), compiled->get());
   ASSERT_TRUE(request.ok());
   auto inputs = ov::input_ports(*runtime.value(), compiled->get());
@@ -104,10 +121,10 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   }
   ASSERT_TRUE(ov::infer(*runtime.value(), request->get()).ok());
 
-  // OpenVINO's own count wobbles by a few allocations over hundreds of calls (its thread pool
-  // occasionally allocates on the calling thread, more so on a busy machine), so the two are
-  // measured in interleaved rounds and the least difference counts: one allocation per call of
-  // ours would add kCalls in every round, and re-binding a tensor per call several times that.
+  // OpenVINO's own count wobbles by a fraction of an allocation per call (its thread pool
+  // sometimes allocates on the calling thread, more so on a busy machine), so the two are measured
+  // in interleaved rounds and the least difference counts, against half an allocation per call:
+  // one allocation per call of ours adds kCalls in every round, re-binding a tensor several times that.
   long least_difference = std::numeric_limits<long>::max();
   for (int round = 0; round < 5; ++round) {
     const long native = count_allocations([&] { (void)ov::infer(*runtime.value(), request->get()); });
@@ -116,7 +133,7 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
                 static_cast<double>(native) / kCalls, static_cast<double>(delegate) / kCalls);
     least_difference = std::min(least_difference, delegate - native);
   }
-  EXPECT_LT(least_difference, kCalls / 10) << "the delegate allocates on every execute";
+  EXPECT_LT(least_difference, kCalls / 2) << "the delegate allocates on every execute";
 }
 
 }  // namespace
