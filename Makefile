@@ -38,7 +38,10 @@ configure: setup
 build: configure
 	@$(CMAKE) --build $(BUILD) -j $(JOBS)
 
-test: build test-cpp test-python test-windows test-packaging test-asan test-fuzz
+# Every stage runs even when an earlier one fails (-k), so one failure does not hide the others;
+# the exit status is still non-zero.
+test: build
+	@$(MAKE) --no-print-directory -k test-cpp test-python test-windows test-packaging test-asan test-fuzz
 
 test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
