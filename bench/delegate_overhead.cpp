@@ -48,10 +48,6 @@ constexpr double kTargetAddedMicros = 5.0;
 // frequency); the warm-up also yields the per-call estimate that sizes the blocks.
 constexpr double kWarmUpShare = 0.05;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 struct Options {
   fs::path cases;
   std::vector<std::string> models = {"bench_tiny", "bench_mid"};
@@ -442,14 +438,6 @@ int run(int argc, char** argv) {
 }  // namespace executorch_openvino::bench
 
 int main(int argc, char** argv) {
-  try {
-    return executorch_openvino::bench::run(argc, argv);
-  } catch (const executorch_openvino::bench::UsageError& error) {
-    if (error.what()[0] != '\0') std::fprintf(stderr, "error: %s\n", error.what());
-    std::fputs(executorch_openvino::bench::kUsage, stderr);
-    return error.what()[0] == '\0' ? 0 : 2;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "\nerror: %s\n", error.what());
-    return 1;
-  }
+  return executorch_openvino::bench::main_reporting_errors(argc, argv, executorch_openvino::bench::run,
+                                                           executorch_openvino::bench::kUsage);
 }

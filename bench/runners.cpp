@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -85,6 +86,21 @@ CompileSetup compile_setup(const IrCase& ir_case) {
     }
   }
   return setup;
+}
+
+int main_reporting_errors(int argc, char** argv, int (*run)(int, char**), const char* usage) {
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& error) {
+    const bool help = error.what()[0] == '\0';
+    if (!help) std::fprintf(stderr, "error: %s\n", error.what());
+    std::fputs(usage, help ? stdout : stderr);
+    return help ? 0 : 2;
+  } catch (const std::exception& error) {
+    std::fflush(stdout);  // what was measured so far comes before the error
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
 }
 
 void default_openvino_library_path() {

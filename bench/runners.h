@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,14 @@ struct CompileSetup {
 CompileSetup compile_setup(const IrCase& ir_case);
 
 // ---- What both benchmark executables need besides the runners ----
+
+// A mistake on the command line; an empty message asks for the usage text alone (--help).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// main() of a benchmark executable: `run`'s status; for a UsageError the usage text and status 2
+// (0 for --help); for any other exception its message and status 1.
+int main_reporting_errors(int argc, char** argv, int (*run)(int, char**), const char* usage);
 
 // Without OPENVINO_LIB_PATH, points it at the pip runtime the build was configured against (when
 // CMake found one) rather than whatever the system search finds; the reports name the library

@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     from executorch_openvino.cli._common import step  # imported here: it loads the delegate
 
     # Which library runs programs of ExecuTorch's own OpenVINO delegate here (ours takes its name when free).
-    holder = our_library.backend_library("OpenvinoBackend") if hasattr(our_library, "backend_library") else "?"
+    holder = our_library.backend_library("OpenvinoBackend")
     import zoo_measure
     import zoo_prepare
     import zoo_report

@@ -109,10 +109,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using executorch::aten::ScalarType;
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
 const char* const kUsage =
     "usage: bench_zoo_cpp serve DIR [--variants native,native-rebind,ours,ours-set-inputs,xnnpack,et-kernels,\n"
     "                                             et-openvino,ours-bf16]\n"
@@ -704,10 +700,7 @@ int export_compiled(const fs::path& path, const fs::path& out) {
 }
 
 int run(int argc, char** argv) {
-  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
+  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) throw UsageError("");
   if (argc < 3) throw UsageError("a mode and a model folder are required");
   const std::string mode = argv[1];
   const fs::path folder = argv[2];
@@ -756,14 +749,6 @@ int run(int argc, char** argv) {
 }  // namespace executorch_openvino::bench
 
 int main(int argc, char** argv) {
-  try {
-    return executorch_openvino::bench::run(argc, argv);
-  } catch (const executorch_openvino::bench::UsageError& error) {
-    std::fprintf(stderr, "error: %s\n%s", error.what(), executorch_openvino::bench::kUsage);
-    return 2;
-  } catch (const std::exception& error) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "error: %s\n", error.what());
-    return 1;
-  }
+  return executorch_openvino::bench::main_reporting_errors(argc, argv, executorch_openvino::bench::run,
+                                                           executorch_openvino::bench::kUsage);
 }

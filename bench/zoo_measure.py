@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
 from zoo_cpp_side import ChildFailed, CppServer, cpp_export, cpp_load
-from zoo_python_side import NativeCall, ProgramCall, python_load, time_calls
+from zoo_python_side import NativeCall, ProgramCall, python_load
 from zoo_results import (CPP_NAMES, ET_OV_CPP, ET_OV_PY, KERNELS_PY, NATIVE_CPP, NATIVE_CPP_REBIND, NATIVE_PY,
                          OURS_CPP, OURS_CPP_SET_INPUTS, OURS_PY, OURS_UPSTREAM_CPP, PTE_FILES, VARIANTS, XNNPACK_CPP,
                          XNNPACK_PY, ModelRun, median)
@@ -187,6 +187,7 @@ def measure_latency(run: ModelRun, folder: Path, tool: Path, inputs, iterations:
     and the outputs of every variant against native's and eager PyTorch's."""
     import numpy as np
     import torch
+    from executorch_openvino.cli._common import time_calls
 
     cpp_variants = [v for v in CPP_NAMES if _present(run, folder, v)]
     if not _present(run, folder, NATIVE_CPP):
@@ -229,7 +230,7 @@ def measure_latency(run: ModelRun, folder: Path, tool: Path, inputs, iterations:
                     python_calls.pop(variant, None)
                     run.result(variant).note = f"does not run: {type(error).__name__}: {error}"[:300]
         for variant, call in python_calls.items():
-            calls[variant] = lambda n, call=call: time_calls(call, n)
+            calls[variant] = lambda n, call=call: time_calls(call, n, warmup=0)
 
         # Outputs, before timing.
         eager = [np.load(path) for path in sorted(folder.glob("output*.npy"), key=lambda p: int(p.stem[6:]))]

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Optional
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -113,16 +113,6 @@ class ProgramCall:
 
     def __call__(self):
         return self.method.execute(self.inputs)
-
-
-def time_calls(call: Callable, calls: int) -> List[float]:
-    """Milliseconds of each of `calls` calls."""
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
 
 
 # --- one load in a fresh process -------------------------------------------------------------------

@@ -18,6 +18,7 @@
 #include "case_helpers.h"
 #include "delegate_harness.h"
 #include "ir_case.h"
+#include "scratch_path.h"
 
 namespace executorch_openvino::testing {
 namespace {
@@ -253,8 +254,8 @@ TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
 
 TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
   namespace fs = std::filesystem;
-  const fs::path cache = fs::temp_directory_path() / ("eov_cache_" + std::to_string(::getpid()));
-  fs::remove_all(cache);
+  const ScratchPath scratch("eov_cache");
+  const fs::path& cache = scratch.path();
   ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", cache.c_str(), 1);
   const IrCase c = load_ir_case("conv2d");
   {
@@ -267,12 +268,12 @@ TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
   ASSERT_EQ(second.init(c.blob, c.specs), Error::Ok) << last_error();
   expect_runs_correctly(second, c);
   ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
-  fs::remove_all(cache);
 }
 
 TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
   namespace fs = std::filesystem;
-  const fs::path file = fs::temp_directory_path() / ("eov_not_a_folder_" + std::to_string(::getpid()));
+  const ScratchPath scratch("eov_not_a_folder");
+  const fs::path& file = scratch.path();
   std::ofstream(file) << "x";
   ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", (file / "cache").c_str(), 1);  // below a regular file
   const IrCase c = load_ir_case("add_broadcast");
@@ -280,7 +281,6 @@ TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
   expect_runs_correctly(harness, c);
   ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
-  fs::remove(file);
 }
 
 TEST(BackendSharingTest, MethodsShareOneRuntimeAndRunIndependently) {

@@ -18,6 +18,7 @@
 #include "delegate/model_file_cache.h"
 #include "delegate_harness.h"
 #include "ir_case.h"
+#include "scratch_path.h"
 
 namespace executorch_openvino::testing {
 namespace {
@@ -42,14 +43,7 @@ uint64_t read_u64(const std::vector<uint8_t>& bytes, size_t offset) {
 
 class ModelFileCacheTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    folder_ = fs::temp_directory_path() / ("eov_model_cache_" + std::to_string(::getpid()));
-    fs::remove_all(folder_);
-  }
-  void TearDown() override {
-    harness_.destroy();
-    fs::remove_all(folder_);
-  }
+  void TearDown() override { harness_.destroy(); }
 
   // Loads `name` with the cache folder (and `more` options), runs it and checks the outputs against
   // NumPy's; returns where the compiled model came from ("ir", "cache", "precompiled"), or "" when
@@ -82,7 +76,8 @@ class ModelFileCacheTest : public ::testing::Test {
     return found.empty() ? fs::path() : found.front();
   }
 
-  fs::path folder_;
+  ScratchPath scratch_{"eov_model_cache"};  // the delegate creates the folder
+  const fs::path& folder_ = scratch_.path();
   DelegateHarness harness_;
 };
 

@@ -23,6 +23,7 @@
 #include "case_helpers.h"
 #include "delegate_harness.h"
 #include "ir_case.h"
+#include "scratch_path.h"
 
 namespace executorch_openvino::testing {
 namespace {
@@ -186,9 +187,8 @@ TEST_F(RuntimeOptionsTest, GetOptionReportsSetOptionThenTheEnvironmentThenNothin
 
 // A program may come from anywhere: it never chooses where files are written.
 TEST_F(RuntimeOptionsTest, AFolderNamedByTheProgramIsIgnored) {
-  const std::filesystem::path folder =
-      std::filesystem::temp_directory_path() / ("eov_spec_cache_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(folder);
+  const ScratchPath scratch("eov_spec_cache");
+  const std::filesystem::path& folder = scratch.path();
   ASSERT_EQ(load_and_run({}, {{"CACHE_DIR", folder.string()}, {"GPU_CONFIG_FILE", "/tmp/x"}}), Error::Ok)
       << last_error();
   EXPECT_FALSE(std::filesystem::exists(folder)) << "a compile spec made the delegate write " << folder;
@@ -196,7 +196,6 @@ TEST_F(RuntimeOptionsTest, AFolderNamedByTheProgramIsIgnored) {
   // The same folder from a run-time channel is used.
   ASSERT_EQ(load_and_run({text_option("cache_dir", folder.c_str())}), Error::Ok) << last_error();
   EXPECT_TRUE(std::filesystem::exists(folder));
-  std::filesystem::remove_all(folder);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,30 +221,33 @@ TEST_F(RuntimeOptionsTest, AnotherDeviceOrOtherOptionsCompileTheIrInstead) {
   }
 }
 
+// `c`'s blob rebuilt with its one precompiled model changed by `change`.
+template <typename Change>
+std::vector<uint8_t> with_precompiled_changed(const IrCase& c, Change change) {
+  const blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
+  EXPECT_TRUE(parsed.blob) << parsed.error;
+  if (!parsed.blob) return {};
+  const blob::PrecompiledModel& original = parsed.blob->precompiled.at(0);
+  blob::PrecompiledInput changed{original.device, original.openvino_version, original.properties,
+                                 {original.model.data, original.model.data + original.model.size}};
+  change(changed);
+  return blob::build(
+      {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
+      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {changed});
+}
+
 TEST_F(RuntimeOptionsTest, AModelFromAnotherOpenvinoVersionIsNotImported) {
   const IrCase c = load_ir_case("conv2d_precompiled");
-  const blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
-  ASSERT_TRUE(parsed.blob) << parsed.error;
-  const blob::PrecompiledModel& original = parsed.blob->precompiled.at(0);
-  blob::PrecompiledInput other{original.device, "2025.0.0-17942-other", original.properties,
-                               {original.model.data, original.model.data + original.model.size}};
-  const std::vector<uint8_t> rebuilt = blob::build(
-      {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
-      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {other});
+  const std::vector<uint8_t> rebuilt = with_precompiled_changed(
+      c, [](blob::PrecompiledInput& model) { model.openvino_version = "2025.0.0-17942-other"; });
   ASSERT_EQ(harness_.init(rebuilt, c.specs), Error::Ok) << last_error();
   EXPECT_EQ(only_model()["source"], "ir");
 }
 
 TEST_F(RuntimeOptionsTest, AModelThatFailsToImportFallsBackToTheIr) {
   const IrCase c = load_ir_case("conv2d_precompiled");
-  const blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
-  ASSERT_TRUE(parsed.blob) << parsed.error;
-  const blob::PrecompiledModel& original = parsed.blob->precompiled.at(0);
-  blob::PrecompiledInput garbage{original.device, original.openvino_version, original.properties,
-                                 std::vector<uint8_t>(256, 0x5A)};
-  const std::vector<uint8_t> rebuilt = blob::build(
-      {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
-      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {garbage});
+  const std::vector<uint8_t> rebuilt = with_precompiled_changed(
+      c, [](blob::PrecompiledInput& model) { model.model = std::vector<uint8_t>(256, 0x5A); });
   ASSERT_EQ(harness_.init(rebuilt, c.specs), Error::Ok) << last_error();
   EXPECT_EQ(only_model()["source"], "ir");
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "scratch_path.h"
 #include "test_environment.h"
 
 #include <cstdlib>
@@ -20,6 +21,7 @@ namespace executorch_openvino::loader {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ScratchPath;
 
 constexpr char kPlantedVersion[] = "2023.3.0-13775-stand-in";  // the old_version stand-in
 
@@ -48,18 +50,11 @@ bool library_path_searches_the_current_folder() {
 
 class PlantedLibraryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    scratch_ = fs::temp_directory_path() / ("eov_planted_" + std::to_string(::getpid()));
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
-    original_folder_ = fs::current_path();
-  }
-  void TearDown() override {
-    fs::current_path(original_folder_);
-    fs::remove_all(scratch_);
-  }
+  void SetUp() override { original_folder_ = fs::current_path(); }
+  void TearDown() override { fs::current_path(original_folder_); }
 
-  fs::path scratch_;
+  ScratchPath scratch_path_{"eov_planted", /*create_folder=*/true};
+  const fs::path& scratch_ = scratch_path_.path();
   fs::path original_folder_;
 };
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scratch_path.h"
 #include "test_environment.h"
 
 #include <cstdlib>
@@ -14,19 +15,16 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::env_path;
+using testing::ScratchPath;
 
 class RuntimeLocatorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    scratch_ = fs::temp_directory_path() / ("eov_locator_" + std::to_string(::getpid()) + "_" +
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(scratch_);
-    fs::create_directories(scratch_);
-  }
-  void TearDown() override { fs::remove_all(scratch_); }
   void touch(const fs::path& path) { std::ofstream(path) << "not a library"; }
 
-  fs::path scratch_;
+  ScratchPath scratch_path_{std::string("eov_locator_") +
+                                ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                            /*create_folder=*/true};
+  const fs::path& scratch_ = scratch_path_.path();
 };
 
 TEST_F(RuntimeLocatorTest, UnsetVariableTriesTheSystemBareName) {
