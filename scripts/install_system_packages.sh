@@ -7,7 +7,8 @@ set -euo pipefail
 if [ $# -gt 0 ]; then
   packages=("$@")
 else
-  packages=(libgtest-dev binutils g++ make)
+  # qemu-user: the quantized tests also run on an emulated AVX2 CPU (tests/python/emulated_cpu.py).
+  packages=(libgtest-dev binutils g++ make qemu-user)
 fi
 
 missing=()

@@ -13,7 +13,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import compile_specs, ir_conversion
+from . import compile_specs, int8_range_check, ir_conversion
 from .blob import PrecompiledModel, build_blob
 
 
@@ -25,6 +25,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         # module() turns the partition's lifted weights back into constants of the graph, so they
         # land in the IR's weights and the delegate's inputs are the partition's user inputs only.
         model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
+        int8_range_check.warn_if_full_range(model)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
         return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled))

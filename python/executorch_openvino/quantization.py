@@ -8,20 +8,47 @@ the IR) and OpenVINO runs it with integer kernels.
                             calibrated on sample inputs; for convolutional networks.
     compress_weights_int8   int8 weights for Linear / matmul layers, activations left in float;
                             no calibration data; for linear-heavy models (transformers, MLPs).
+    OverflowSafeQuantizer   wraps a torchao PT2E quantizer of your own so that its int8 weights
+                            are accurate on every CPU (the overflow fix, below).
 
 NNCF (`pip install nncf`) does the work, as for ExecuTorch's own OpenVINO backend; with a torchao
 quantizer of your own, quantize_pt2e uses torchao's prepare_pt2e / convert_pt2e instead and needs
 no NNCF.
+
+The overflow fix: on CPUs without VNNI (AVX2, AVX-512 without VNNI) OpenVINO's int8 kernels sum
+u8 x s8 products in pairs into 16 bits, which saturates when weights use the whole int8 range.
+Static int8 recipes here therefore quantize the weights of convolutions and linear layers into
+half the range (+-64, 7 bits) by default (`overflow_fix="enable"`), which computes exactly on
+every CPU; `"disable"` keeps 8 bits, a little more accurate on CPUs with VNNI or AMX and much
+less accurate without. NNCF's `OverflowFix` names the same choices. See docs/quantization.md.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Tuple
+import dataclasses
+import logging
+from typing import Any, Iterable, List, Optional, Tuple
 
 import torch
 from torch.export import ExportedProgram
+from torchao.quantization.pt2e.quantizer.quantizer import Quantizer, QuantizationSpec, QuantizationSpecBase
+
+logger = logging.getLogger(__name__)
 
 _NNCF_MISSING = "NNCF is needed for this recipe: pip install nncf (tested with nncf 3.4.0)"
+
+# NNCF's OverflowFix values: int8 weights of every convolution and linear layer in half the range;
+# of the first convolutions after each input only (NNCF's own default); none.
+OVERFLOW_FIX_CHOICES = ("enable", "first_layer_only", "disable")
+# Half the int8 range, symmetric: |q| * 255 * 2 stays within 16 bits (see cpu_capabilities).
+_HALF_RANGE = (-63, 63)
+
+
+def _overflow_fix(value) -> str:
+    text = str(getattr(value, "value", value))
+    if text not in OVERFLOW_FIX_CHOICES:
+        raise ValueError(f"overflow_fix must be one of {', '.join(OVERFLOW_FIX_CHOICES)}, not {value!r}")
+    return text
 
 
 def _nncf():
@@ -54,20 +81,27 @@ def quantize_pt2e(
     *,
     quantizer=None,
     subset_size: int = 300,
+    overflow_fix: str = "enable",
 ) -> ExportedProgram:
     """Static int8 quantization of weights (per channel) and activations (per tensor).
 
     model:            an nn.Module (exported here with `example_inputs`) or an ExportedProgram.
     calibration_data: samples of the model's inputs, each a tensor or a tuple of tensors; up to
                       `subset_size` of them are run to measure activation ranges.
-    quantizer:        None for ExecuTorch's OpenVINOQuantizer (symmetric int8, OpenVINO's
-                      preferred scheme), calibrated by NNCF (which also corrects biases); any
-                      other torchao PT2E quantizer (e.g. XNNPACKQuantizer) is applied with
-                      torchao's prepare_pt2e / convert_pt2e.
+    quantizer:        None for NNCF's post-training quantization of the graph (nncf.quantize:
+                      symmetric int8 with OpenVINO's CPU scheme, the algorithm ExecuTorch's
+                      OpenVINOQuantizer drives, with bias correction); any torchao PT2E quantizer
+                      (e.g. XNNPACKQuantizer) is applied with torchao's prepare_pt2e /
+                      convert_pt2e.
+    overflow_fix:     "enable" (default: every convolution's and linear layer's int8 weights in
+                      +-64, exact on every CPU), "first_layer_only" (the first convolutions only,
+                      NNCF's default), "disable" (the full int8 range: accurate only on CPUs with
+                      VNNI or AMX). See the module's docstring.
     Weights are stored as int8 (quantize ops folded), so the IR and the .pte hold int8 weights.
     """
     if subset_size < 1:
         raise ValueError("subset_size must be at least 1")
+    fix = _overflow_fix(overflow_fix)
     graph_module, example = _graph_module(model, example_inputs)
     samples = [_as_args(sample) for _, sample in zip(range(subset_size), calibration_data)]
     if not samples:
@@ -75,21 +109,20 @@ def quantize_pt2e(
 
     if quantizer is None:
         nncf = _nncf()
-        from nncf.experimental.torch.fx import quantize_pt2e as nncf_quantize_pt2e
+        from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters
 
-        from executorch.backends.openvino.quantizer import OpenVINOQuantizer
-
-        quantized = nncf_quantize_pt2e(
+        # nncf.quantize rather than NNCF's quantize_pt2e with OpenVINOQuantizer: the same
+        # algorithm, but the latter always applies NNCF's first-layer-only overflow fix.
+        quantized = nncf.quantize(
             graph_module,
-            OpenVINOQuantizer(),
-            calibration_dataset=nncf.Dataset(samples),
+            nncf.Dataset(samples),
             subset_size=len(samples),
-            fold_quantize=True,
+            advanced_parameters=AdvancedQuantizationParameters(overflow_fix=nncf.OverflowFix(fix)),
         )
     else:
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
-        prepared = prepare_pt2e(graph_module, quantizer)
+        prepared = prepare_pt2e(graph_module, OverflowSafeQuantizer(quantizer, fix))
         with torch.no_grad():
             for sample in samples:
                 prepared(*sample)
@@ -111,3 +144,90 @@ def compress_weights_int8(
     mode = nncf.CompressWeightsMode.INT8_SYM if symmetric else nncf.CompressWeightsMode.INT8_ASYM
     compressed = nncf.compress_weights(graph_module, mode=mode)
     return torch.export.export(compressed, example)
+
+
+# ---------------------------------------------------------------------------------------------
+# The overflow fix for torchao PT2E quantizers
+
+
+def _weighted_ops():
+    aten = torch.ops.aten
+    return {
+        aten.conv1d.default, aten.conv2d.default, aten.conv3d.default,
+        aten.conv1d.padding, aten.conv2d.padding, aten.conv3d.padding,
+        aten.conv_transpose1d.default, aten.conv_transpose2d.input, aten.conv_transpose3d.input,
+        aten.linear.default,
+    }
+
+
+def _is_convolution(node: torch.fx.Node) -> bool:
+    return node.target is not torch.ops.aten.linear.default
+
+
+def _first_layers(graph: torch.fx.Graph, weighted: List[torch.fx.Node]) -> List[torch.fx.Node]:
+    """The convolutions first reached from each input of the graph (NNCF's "first layer")."""
+    candidates = {node for node in weighted if _is_convolution(node)}
+    found, seen = [], set()
+    queue = [node for node in graph.nodes if node.op == "placeholder"]
+    while queue:
+        node = queue.pop(0)
+        for user in node.users:
+            if user in seen:
+                continue
+            seen.add(user)
+            if user in candidates:
+                found.append(user)
+            else:
+                queue.append(user)
+    return found
+
+
+def _narrowed(spec: QuantizationSpecBase) -> Optional[QuantizationSpec]:
+    """The spec with half the int8 range, or None when it is not a symmetric int8 spec."""
+    symmetric = getattr(spec, "qscheme", None) in (torch.per_tensor_symmetric, torch.per_channel_symmetric)
+    if not isinstance(spec, QuantizationSpec) or spec.dtype != torch.int8 or not symmetric:
+        return None
+    return dataclasses.replace(spec, quant_min=_HALF_RANGE[0], quant_max=_HALF_RANGE[1])
+
+
+class OverflowSafeQuantizer(Quantizer):
+    """A torchao PT2E quantizer whose int8 weights of convolutions and linear layers are annotated
+    with half the int8 range (-63..63), so OpenVINO's int8 kernels compute them exactly on CPUs
+    without VNNI too.
+
+        prepared = prepare_pt2e(graph_module, OverflowSafeQuantizer(XNNPACKQuantizer().set_global(...)))
+
+    overflow_fix: "enable" (every such layer), "first_layer_only" (the first convolutions after
+    each input), "disable" (the wrapped quantizer unchanged). Only symmetric int8 weight specs are
+    narrowed (what OpenVINO's integer kernels take); others are left as the quantizer made them.
+    """
+
+    def __init__(self, quantizer: Quantizer, overflow_fix: str = "enable") -> None:
+        super().__init__()
+        self.quantizer, self.overflow_fix = quantizer, _overflow_fix(overflow_fix)
+
+    def transform_for_annotation(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+        return self.quantizer.transform_for_annotation(model)
+
+    def validate(self, model: torch.fx.GraphModule) -> None:
+        self.quantizer.validate(model)
+
+    def annotate(self, model: torch.fx.GraphModule) -> torch.fx.GraphModule:
+        model = self.quantizer.annotate(model)
+        if self.overflow_fix == "disable":
+            return model
+        weighted_ops = _weighted_ops()
+        weighted = [n for n in model.graph.nodes if n.op == "call_function" and n.target in weighted_ops]
+        if self.overflow_fix == "first_layer_only":
+            weighted = _first_layers(model.graph, weighted)
+        for node in weighted:
+            annotation = node.meta.get("quantization_annotation")
+            weight = node.args[1] if len(node.args) > 1 else None
+            if annotation is None or weight not in annotation.input_qspec_map:
+                continue
+            narrowed = _narrowed(annotation.input_qspec_map[weight])
+            if narrowed is None:
+                logger.info("%s: weight quantization spec left as is (not symmetric int8)", node.name)
+                continue
+            annotation.input_qspec_map[weight] = narrowed
+        return model

@@ -217,7 +217,8 @@ def test_doctor_in_a_subprocess_names_a_missing_openvino_runtime_and_the_fix():
 def test_doctor_in_a_subprocess_exits_0_when_all_checks_pass():
     result = _subprocess("doctor", "--skip", "cmake")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.count("\nOK ") == 7
+    # Eight checks pass (the CPU line is WARN where int8 sums saturate, which does not fail doctor).
+    assert result.stdout.count("\nOK ") + result.stdout.count("\nWARN ") == 8, result.stdout
     # Where ExecuTorch's own OpenVINO delegate is loaded (as in Python), it keeps its id.
     assert re.search(r"^OK +OpenvinoBackend name +held by .*libexecutorch_backend_openvino", result.stdout, re.M)
 

@@ -23,6 +23,7 @@ CHECKS = {
     "backend": "backend registered",
     "upstream": "OpenvinoBackend name",
     "options": "run-time options",
+    "cpu": "CPU for OpenVINO",
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
@@ -34,12 +35,13 @@ class Result:
     ok: Optional[bool]  # None: skipped
     detail: str
     fix: str = ""
+    warn: bool = False  # OK, but something to know (does not fail doctor)
 
     def line(self) -> str:
-        status = "SKIP" if self.ok is None else ("OK" if self.ok else "FAIL")
+        status = "SKIP" if self.ok is None else ("FAIL" if not self.ok else "WARN" if self.warn else "OK")
         text = f"{status:<5} {CHECKS[self.key]:<{_WIDTH}}  {self.detail}"
-        if self.ok is False and self.fix:
-            text += f" -- fix: {self.fix}"
+        if (self.ok is False or self.warn) and self.fix:
+            text += f" -- {'fix' if self.ok is False else 'note'}: {self.fix}"
         return text
 
 
@@ -114,6 +116,24 @@ def _check_executorch() -> Result:
     return Result("executorch", True, f"{version}, runtime {found}")
 
 
+def _check_cpu() -> Result:
+    """What OpenVINO's CPU plugin does here with int8 (measured by a probe model)."""
+    try:
+        from executorch_openvino import cpu_capabilities
+
+        report = cpu_capabilities.describe()
+    except Exception as error:  # the openvino Python package is optional for running programs
+        return Result("cpu", None, f"not measured ({type(error).__name__}: {error}); needs the openvino "
+                      "Python package")
+    detail = f"{report.device_name}, {report.summary()}"
+    if report.needs_overflow_fix:
+        return Result("cpu", True, detail, "static int8 models whose weights use the full int8 range (e.g. "
+                      "ExecuTorch's OpenVINOQuantizer flow) lose accuracy on this CPU; quantize with "
+                      "executorch_openvino.quantization (overflow fix on by default), see docs/quantization.md",
+                      warn=True)
+    return Result("cpu", True, detail)
+
+
 def collect(skip=()) -> List[Result]:
     import executorch_openvino
     from executorch_openvino import library, openvino_runtime
@@ -178,6 +198,8 @@ def collect(skip=()) -> List[Result]:
         chosen = {key: value for key, value in executorch_openvino.get_options().items() if value is not None}
         text = ", ".join(f"{key}={value}" for key, value in chosen.items()) or "none set (each program's compile specs)"
         results.append(Result("options", True, text))
+
+    results.append(_check_cpu())
 
     # CMake package.
     config = cmake_config()
