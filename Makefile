@@ -6,8 +6,8 @@
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
 #                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
-#                every alternative, and each optimisation before and after (about 20 minutes;
-#                make bench-quick: a two-minute smoke run)
+#                every alternative, each optimisation before and after, and int8 accuracy on every
+#                CPU class reachable here (about 30 minutes; make bench-quick: a two-minute smoke run)
 #   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
 VENV   ?= .venv
@@ -18,7 +18,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick clean distclean
+.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-int8 clean distclean
 
 all: build
 
@@ -121,6 +121,12 @@ bench: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/zoo.py $(if $(QUICK),--quick)
 	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/before_after.py \
 		--build-befores $(BENCH_BEFORES))
+	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
+
+# int8 accuracy on every CPU class this machine can show (itself, oneDNN restricted, AVX2 under QEMU)
+# and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.
+bench-int8: build
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/int8_cpu_classes.py
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
