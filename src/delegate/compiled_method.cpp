@@ -29,6 +29,7 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
       compiled_(std::move(compiled)),
       request_(nullptr, {}),
       input_bindings_(compiled_->inputs.size()),
+      scalar_bindings_(compiled_->inputs.size()),
       output_bindings_(compiled_->outputs.size()) {
   for (const ov::PortInfo& port : compiled_->outputs) {
     output_is_dynamic_.push_back(!port.is_static());
@@ -40,6 +41,7 @@ CompiledMethod::~CompiledMethod() {
   // Tensors and the request before the compiled model (released last, with its weights, by the
   // shared pointer once no other method uses it).
   input_bindings_.clear();
+  scalar_bindings_.clear();
   output_bindings_.clear();
   request_.reset();
   compiled_.reset();
@@ -56,11 +58,17 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   }
   // Check everything before binding anything, so a bad call leaves the request as it was.
   bool all_bound = true;
+  bool has_scalars = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const bool is_input = i < inputs;
     const size_t index = is_input ? i : i - inputs;
     const char* role = is_input ? "input" : "output";
     const EValue* value = args[i];
+    if (is_input && value != nullptr && (value->isInt() || value->isDouble() || value->isBool())) {
+      if (Status checked = check_scalar(*value, compiled_->inputs[index], index); !checked.ok()) return checked;
+      has_scalars = true;
+      continue;
+    }
     if (value == nullptr || !value->isTensor()) {
       return Failure{FailureKind::kInvalidArgument,
                      std::string(role) + " " + std::to_string(index) + ": expected a tensor, got another kind of value"};
@@ -76,6 +84,13 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
   if (!all_bound) {
     if (Status bound = bind_all(args); !bound.ok()) return bound;
+  }
+  for (size_t i = 0; has_scalars && i < inputs; ++i) {
+    if (args[i]->isTensor()) continue;
+    if (Status set = scalar_bindings_[i].set(runtime_, request_.get(), i, *args[i], compiled_->inputs[i].type);
+        !set.ok()) {
+      return set;
+    }
   }
 
   if (tracer == nullptr) {
@@ -95,6 +110,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
 Status CompiledMethod::bind_all(Span<EValue*> args) {
   const size_t inputs = compiled_->inputs.size();
   for (size_t i = 0; i < inputs; ++i) {
+    if (!args[i]->isTensor()) continue;  // a scalar, written after binding
     Status bound = input_bindings_[i].bind(runtime_, request_.get(), true, i, args[i]->toTensor(),
                                            compiled_->inputs[i].type);
     if (!bound.ok()) return bound;

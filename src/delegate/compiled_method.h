@@ -13,6 +13,7 @@
 
 #include "common/outcome.h"
 #include "delegate/model_compiler.h"
+#include "delegate/scalar_binding.h"
 #include "delegate/tensor_binding.h"
 #include "openvino_api/runtime.h"
 
@@ -26,7 +27,8 @@ class CompiledMethod {
   CompiledMethod(const CompiledMethod&) = delete;
   CompiledMethod& operator=(const CompiledMethod&) = delete;
 
-  // `args` holds the inputs, then the outputs, as ExecuTorch passes them to a delegate. With an
+  // `args` holds the inputs, then the outputs, as ExecuTorch passes them to a delegate: tensors, and
+  // scalars (Int, Double, Bool: symbolic sizes and values computed outside) for rank-0 inputs. With an
   // event tracer, the inference is recorded as a delegate event, and OpenVINO's per-layer times too
   // when the model was compiled with profiling on.
   Status execute(executorch::runtime::Span<executorch::runtime::EValue*> args,
@@ -47,6 +49,7 @@ class CompiledMethod {
   std::shared_ptr<const CompiledModel> compiled_;
   ov::InferRequestPtr request_;
   std::vector<TensorBinding> input_bindings_;
+  std::vector<ScalarBinding> scalar_bindings_;  // per input; used by those a scalar feeds
   std::vector<TensorBinding> output_bindings_;
   std::vector<bool> output_is_dynamic_;
   bool has_dynamic_outputs_ = false;
