@@ -178,8 +178,9 @@ def load_after_executorch() -> None:
 
 
 def backend_library(backend_id: str) -> str:
-    """The file of the library whose backend is registered under `backend_id` ("" when none)."""
-    loaded_library = loaded()
+    """The file of the library whose backend is registered under `backend_id` ("" when none, or
+    when this library cannot load)."""
+    loaded_library = load()
     if loaded_library is None:
         return ""
     fn = loaded_library.handle.executorch_openvino_backend_library
