@@ -16,24 +16,16 @@ import executorch_openvino
 from executorch_openvino import cli
 from executorch_openvino.cli import _bench_backends, _bench_report, _bench_rounds
 
+# The factory bench's --model imports (a file, as a user's would be): the tests' SmallNet.
 MODELS = textwrap.dedent(
     """
     import torch
-
-
-    class Small(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.fc = torch.nn.Linear(8, 5)
-
-        def forward(self, x):
-            return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+    from lowering import SmallNet
 
 
     def make():
         torch.manual_seed(0)
-        return Small(), (torch.randn(1, 3, 12, 12),)
+        return SmallNet(), (torch.randn(1, 3, 12, 12),)
     """
 )
 

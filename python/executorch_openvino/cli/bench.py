@@ -11,22 +11,21 @@ reports, so both run the same configuration. Results: a Markdown table, and --js
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import _bench_backends as backends
-from ._bench_report import check_outputs, document, load_average, plot, summarize, table, write_csv, write_json
-from ._bench_rounds import interleaved
 from ._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, say, step,
                       usage_error)
-from ._third_party_noise import native_stderr_filtered
-from ._xnnpack_cache import default_folder, xnnpack_program
 from .run import add_option_argument, load_method_inputs
+
+# (_bench_report, _bench_rounds, _xnnpack_cache and _third_party_noise are imported when bench
+# runs: --help and argument errors need none of them.)
 
 ALL_BACKENDS = (backends.OURS, backends.NATIVE, backends.XNNPACK, backends.EAGER)
 NEED_THE_MODEL = (backends.XNNPACK, backends.EAGER)
+NOT_CHOSEN = "not chosen (--backends)"
 
 
 def _backend_list(text: str) -> List[str]:
@@ -88,8 +87,9 @@ def register(subparsers) -> None:
     parser.add_argument("--streams", type=option_pair_value("num_streams"), metavar="N",
                         help="the same as --option num_streams=N (OpenVINO's streams: parallel inferences)")
     add_option_argument(parser)
-    parser.add_argument("--xnnpack-cache", type=Path, metavar="DIR", default=default_folder(),
-                        help=f"where the XNNPACK program is kept (default {default_folder()})")
+    parser.add_argument("--xnnpack-cache", type=Path, metavar="DIR",
+                        help="where the XNNPACK program is kept (default $XDG_CACHE_HOME/executorch_openvino/bench, "
+                        "else ~/.cache/executorch_openvino/bench)")
     parser.add_argument("--no-xnnpack-cache", action="store_true", help="lower to XNNPACK every time")
     parser.add_argument("--json", type=Path, metavar="FILE.json", help="also write every figure as JSON")
     parser.add_argument("--csv", type=Path, metavar="FILE.csv", help="also write one row per backend as CSV")
@@ -130,6 +130,9 @@ def main(args) -> int:
 
 
 def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
+    from ._bench_report import check_outputs, load_average, summarize, table
+    from ._bench_rounds import interleaved
+
     throughput = args.mode == "throughput"
     _, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
     rounds = args.rounds if args.time is not None else min(args.rounds, args.iterations)
@@ -148,8 +151,12 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
     if ours.properties:
         say(f"  executorch_openvino model: {describe_model(ours.properties)}")
     requests = ours.requests
-    with step("compiling the same IR with native OpenVINO"):
-        made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests, throughput))
+    if backends.NATIVE in chosen_backends:
+        with step("compiling the same IR with native OpenVINO"):
+            made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests,
+                                        throughput))
+    else:
+        made.append(backends.unavailable(backends.NATIVE, NOT_CHOSEN))
 
     model = None
     if args.model is None:
@@ -157,11 +164,12 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
                  for key in NEED_THE_MODEL]
     else:
         model, _, _ = model_from_factory(args.model)
-        made.append(_xnnpack(args, model, inputs, requests))
-        made.append(backends.eager(model, inputs, requests))
+        made.append(_xnnpack(args, model, inputs, requests) if backends.XNNPACK in chosen_backends
+                    else backends.unavailable(backends.XNNPACK, NOT_CHOSEN))
+        made.append(backends.eager(model, inputs, requests))  # the outputs' reference even when not timed
     for backend in made:
-        if backend.runner is not None and backend.key not in chosen_backends:
-            backend.runner, backend.note = None, "not chosen (--backends)"
+        if backend.runner is not None and backend.key not in chosen_backends:  # ours and eager are made anyway
+            backend.runner, backend.note = None, NOT_CHOSEN
     timed = {b.key: b.runner for b in made if b.runner is not None}
 
     load_before = load_average()
@@ -203,7 +211,10 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
 
 
 def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
-    folder: Optional[Path] = None if args.no_xnnpack_cache else args.xnnpack_cache
+    from ._third_party_noise import native_stderr_filtered
+    from ._xnnpack_cache import default_folder, xnnpack_program
+
+    folder: Optional[Path] = None if args.no_xnnpack_cache else (args.xnnpack_cache or default_folder())
     try:
         program, source = xnnpack_program(model, inputs, folder)
     except ImportError as error:
@@ -221,6 +232,8 @@ def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
 
 
 def _version(name: str) -> Optional[str]:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
@@ -228,6 +241,8 @@ def _version(name: str) -> Optional[str]:
 
 
 def _write(args, summaries, measured, settings, throughput: bool) -> None:
+    from ._bench_report import document, plot, write_csv, write_json
+
     try:
         if args.json is not None:
             write_json(args.json, document(summaries, measured, settings))

@@ -5,7 +5,6 @@ Exit status 0 when every check that was not skipped is OK, 1 otherwise.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import re
@@ -82,6 +81,8 @@ def _one_line(message: str, default_fix: str) -> Tuple[str, str]:
 def _pinned_executorch() -> Optional[str]:
     """The ExecuTorch version the library is built for: the installed wheel's requirement, or the
     source checkout's requirements.txt."""
+    import importlib.metadata  # here, not at import: it costs --help time
+
     lines: List[str] = []
     try:
         lines = importlib.metadata.requires("executorch-openvino") or []
@@ -97,6 +98,8 @@ def _pinned_executorch() -> Optional[str]:
 
 
 def _check_executorch() -> Result:
+    import importlib.metadata
+
     pinned = _pinned_executorch()
     install = f"pip install 'executorch=={pinned}'" if pinned else "pip install executorch"
     try:
@@ -210,6 +213,8 @@ def collect(skip=()) -> List[Result]:
 
 
 def _our_version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("executorch-openvino")
     except importlib.metadata.PackageNotFoundError:
