@@ -6,8 +6,9 @@
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
 #                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
-#                every alternative, each optimisation before and after, and int8 accuracy on every
-#                CPU class reachable here (about 30 minutes; make bench-quick: a two-minute smoke run)
+#                every alternative, each optimisation before and after, start-up times, and int8
+#                accuracy on every CPU class reachable here (about 35 minutes; make bench-quick: a
+#                two-minute smoke run; make bench-startup / bench-int8: those alone)
 #   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
 VENV   ?= .venv
@@ -18,7 +19,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-int8 clean distclean
+.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 clean distclean
 
 all: build
 
@@ -110,7 +111,7 @@ demo: build
 
 # Per-call overhead against native OpenVINO (C++), the model zoo against every alternative (C++ and
 # Python), then each optimisation before and after (the "before" commits are built once under
-# $(BENCH_BEFORES), from git archive). About 20 minutes; reports in bench/results/.
+# $(BENCH_BEFORES), from git archive), then start-up times. About 25 minutes; reports in bench/results/.
 # QUICK=1 (or make bench-quick): the overhead and the zoo on two models, under two minutes, reports in
 # bench/results/quick/.
 QUICK ?=
@@ -121,7 +122,12 @@ bench: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/zoo.py $(if $(QUICK),--quick)
 	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/before_after.py \
 		--build-befores $(BENCH_BEFORES))
+	@$(if $(QUICK),true,$(PYTHON) bench/startup.py)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
+
+# Start-up alone (a few minutes): import and --help times against `import torch`, fresh processes.
+bench-startup: build
+	@$(PYTHON) bench/startup.py
 
 # int8 accuracy on every CPU class this machine can show (itself, oneDNN restricted, AVX2 under QEMU)
 # and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.

@@ -153,7 +153,7 @@ def live_compiled_models() -> int:
     library does not report it."""
     import executorch_openvino
 
-    library = executorch_openvino.library.loaded()
+    library = executorch_openvino.library.load()
     describe = getattr(library, "describe_compiled_models", None)
     return len(describe()) if describe is not None else -1
 
@@ -281,7 +281,7 @@ def main() -> int:
     os.environ.pop("EXECUTORCH_OPENVINO_CACHE_DIR", None)
     import executorch_openvino
 
-    library = executorch_openvino.library.loaded()
+    library = executorch_openvino.library.load()
     if library is None:
         raise SystemExit(f"soak: the delegate library did not load: {executorch_openvino.library.load_error()}")
 

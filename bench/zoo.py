@@ -144,7 +144,7 @@ def main(argv=None) -> int:
         # children inherit it. Ours takes the same runtime.
         os.environ["OPENVINO_LIB_PATH"] = str(find_pip_runtime())
     from executorch_openvino import library as our_library
-    from executorch_openvino.cli._common import step  # imported here: it loads the delegate
+    from executorch_openvino.cli._common import step
 
     # Which library runs programs of ExecuTorch's own OpenVINO delegate here (ours takes its name when free).
     holder = our_library.backend_library("OpenvinoBackend")

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "examples"))
 
-import executorch_openvino  # noqa: E402  (loads the delegate library)
+import executorch_openvino  # noqa: E402  (its library joins ExecuTorch's runtime, imported below)
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402

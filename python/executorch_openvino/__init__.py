@@ -1,8 +1,10 @@
 """executorch_openvino: the OpenVINO delegate for ExecuTorch.
 
-Importing the package loads the delegate library into the process, after ExecuTorch's runtime
-module, so programs lowered with OpenvinoPartitioner run through `executorch.runtime`; it also
-hands the library the pip-installed OpenVINO runtime unless OPENVINO_LIB_PATH is set.
+Importing the package takes milliseconds and imports neither torch nor ExecuTorch. The delegate
+library is loaded into the process as soon as ExecuTorch's Python runtime is imported (before or
+after this package), so programs lowered with OpenvinoPartitioner run through `executorch.runtime`;
+it is handed the pip-installed OpenVINO runtime for when OPENVINO_LIB_PATH is unset. The
+environment is left as it is.
 
     from executorch.exir import to_edge_transform_and_lower
     from executorch_openvino import OpenvinoPartitioner
@@ -18,8 +20,8 @@ from .backend_id import BACKEND_ID
 from .info import info
 from .options import OptionError, compiled_models, get_options, reset_options, set_options
 
-library.load()
-errors.install()
+library.load_after_executorch()
+errors.install_after_executorch_runtime()
 
 
 def __getattr__(name):

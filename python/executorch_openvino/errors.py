@@ -1,8 +1,8 @@
 """Putting the delegate's own message into the exceptions ExecuTorch's Python runtime raises.
 
 ExecuTorch reports a failed load or execute as an error code; the delegate's explanation (which
-path it tried, which input was wrong) goes to the log. On import, the package wraps
-`executorch.runtime.Program.load_method` and `Method.execute` so the exception carries it too.
+path it tried, which input was wrong) goes to the log. Once `executorch.runtime` is imported, the
+package wraps its `Program.load_method` and `Method.execute` so the exception carries it too.
 
 The wrapped load_method also keeps the Program alive as long as a Method loaded from it: a program
 loaded from bytes holds them only in the Python Program object, and a method outliving it would
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from . import library
+from . import after_import, library
 
 
 class DelegateError(RuntimeError):
@@ -64,3 +64,8 @@ def install() -> None:
         runtime.Program.load_method = _keeping_program(_explained(runtime.Program.load_method))
     if not getattr(runtime.Method.execute, "_executorch_openvino_wrapped", False):
         runtime.Method.execute = _explained(runtime.Method.execute)
+
+
+def install_after_executorch_runtime() -> None:
+    """Installs the wrappers as soon as `executorch.runtime` is imported (now, when it is)."""
+    after_import.call_after_import("executorch.runtime", install)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 from dataclasses import asdict, dataclass, field
 from typing import List, Optional
 
@@ -27,6 +26,8 @@ class Info:
 
 
 def _distribution_version(name: str) -> Optional[str]:
+    import importlib.metadata  # here: it costs start-up time
+
     try:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:

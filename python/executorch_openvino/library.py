@@ -2,13 +2,17 @@
 (`executorch.runtime`) can run programs lowered to the delegate.
 
 The library registers its backend when it is loaded. It must join the backend registry of
-ExecuTorch's shared runtime (`libexecutorch.so`), the one the Python bindings use, so ExecuTorch's
-runtime module is imported first and the library is then opened with a plain `ctypes.CDLL`.
+ExecuTorch's shared runtime (`libexecutorch.so`), the one the Python bindings use, and come after
+ExecuTorch's own delegates have registered (ours takes the name `OpenvinoBackend` only when no one
+holds it), so ExecuTorch's bindings are imported first and the library is then opened with a plain
+`ctypes.CDLL`. Importing the package does not import them: `load_after_executorch()` waits until
+someone does (see after_import).
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
 import logging
 import os
 import sys
@@ -17,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from . import openvino_runtime
+from . import after_import, openvino_runtime
 from .backend_id import BACKEND_ID
 
 logger = logging.getLogger(__name__)
 
 LIBRARY_VARIABLE = "EXECUTORCH_OPENVINO_LIBRARY"
+# Importing it loads libexecutorch.so and registers ExecuTorch's own delegates.
+EXECUTORCH_BINDINGS = "executorch.extension.pybindings.portable_lib"
 _LIBRARY_NAME = "executorch_openvino.dll" if sys.platform == "win32" else "libexecutorch_openvino.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -95,7 +101,8 @@ class LoadedLibrary:
         return result
 
 
-_lock = threading.Lock()
+# Re-entrant: importing ExecuTorch's bindings inside load() runs load() again from the import hook.
+_lock = threading.RLock()
 _loaded: Optional[LoadedLibrary] = None
 _load_error: Optional[str] = None
 
@@ -113,14 +120,10 @@ def candidate_paths() -> list[Path]:
 
 
 def _configure_openvino(library: LoadedLibrary) -> None:
-    """Hands the pip-installed OpenVINO runtime's full path to the library, unless the user chose
-    one with OPENVINO_LIB_PATH."""
-    if openvino_runtime.user_configured_path() is not None:
-        return
-    # ExecuTorch's bindings put the first libopenvino_c.so* they found into the variable; ours is
-    # the highest-versioned one of the same package, handed over directly instead.
-    if os.environ.get(openvino_runtime.LIB_PATH_VARIABLE):
-        del os.environ[openvino_runtime.LIB_PATH_VARIABLE]
+    """Hands the pip-installed OpenVINO runtime's full path to the library, which opens it only
+    when OPENVINO_LIB_PATH is unset at that moment. The variable is never changed here: ExecuTorch's
+    own OpenVINO delegate in the same process reads it too (its bindings set it on import), and
+    when it is set both delegates open the same runtime."""
     found = openvino_runtime.find_pip_runtime()
     if found is not None:
         library.set_default_runtime_path(str(found))
@@ -134,11 +137,13 @@ def load() -> Optional[LoadedLibrary]:
         if _loaded is not None or _load_error is not None:
             return _loaded
         try:
-            import executorch.runtime  # noqa: F401  (loads libexecutorch.so and its registry first)
+            importlib.import_module(EXECUTORCH_BINDINGS)  # libexecutorch.so and ExecuTorch's delegates first
         except ImportError as error:
             _load_error = f"ExecuTorch's runtime cannot be imported ({error}). Fix: pip install executorch==1.5.1"
             logger.warning("executorch_openvino: %s", _load_error)
             return None
+        if _loaded is not None:  # that import ran load() already (load_after_executorch)
+            return _loaded
 
         tried = []
         for path in candidate_paths():
@@ -167,9 +172,15 @@ def load() -> Optional[LoadedLibrary]:
         return None
 
 
+def load_after_executorch() -> None:
+    """Loads the library as soon as ExecuTorch's Python bindings are imported (now, when they are)."""
+    after_import.call_after_import(EXECUTORCH_BINDINGS, load)
+
+
 def backend_library(backend_id: str) -> str:
-    """The file of the library whose backend is registered under `backend_id` ("" when none)."""
-    loaded_library = loaded()
+    """The file of the library whose backend is registered under `backend_id` ("" when none, or
+    when this library cannot load)."""
+    loaded_library = load()
     if loaded_library is None:
         return ""
     fn = loaded_library.handle.executorch_openvino_backend_library

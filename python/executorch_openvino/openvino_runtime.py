@@ -7,7 +7,6 @@ run path only locates the package folder and picks the C library in its `libs/` 
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 import sys
 from pathlib import Path
@@ -53,18 +52,10 @@ def find_pip_runtime() -> Optional[Path]:
 
 def executorch_auto_path() -> Optional[str]:
     """The value ExecuTorch's own Python bindings write into OPENVINO_LIB_PATH when it is unset
-    (the first `libopenvino_c.so*` of the openvino package, in sorted order)."""
+    (the first `libopenvino_c.so*` of the openvino package, in sorted order). This package never
+    writes the variable; doctor uses this to say where its value likely came from."""
     package = openvino_package_dir()
     if package is None or sys.platform == "win32":
         return None
     names = sorted(str(p) for p in (package / "libs").glob("libopenvino_c.so*"))
     return names[0] if names else None
-
-
-def user_configured_path(environ=os.environ) -> Optional[str]:
-    """OPENVINO_LIB_PATH when the user set it. ExecuTorch's bindings set it on import when it was
-    unset; a value equal to theirs is taken as theirs, not the user's."""
-    value = environ.get(LIB_PATH_VARIABLE) or None
-    if value is not None and value == executorch_auto_path():
-        return None
-    return value

@@ -7,7 +7,7 @@ through its C entry point, since ExecuTorch's Python bindings cannot pass backen
 environment (EXECUTORCH_OPENVINO_<KEY>, e.g. EXECUTORCH_OPENVINO_DEVICE=GPU), then the program's
 compile specs.
 
-Keys (the library's list: executorch_openvino.library.loaded().option_keys()):
+Keys (the library's list: executorch_openvino.library.load().option_keys()):
   device               any OpenVINO device string: CPU, GPU, GPU.1, NPU, AUTO, HETERO:GPU,CPU
   performance_hint     LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
   num_threads          INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
@@ -33,7 +33,7 @@ class OptionError(ValueError):
 
 
 def _library() -> library.LoadedLibrary:
-    loaded = library.loaded()
+    loaded = library.load()  # imports ExecuTorch's bindings when nothing has yet
     if loaded is None:
         raise RuntimeError(f"the executorch_openvino library is not loaded: {library.load_error()}")
     return loaded

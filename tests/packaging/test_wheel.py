@@ -198,3 +198,14 @@ def test_doctor_is_all_ok_and_names_the_check_that_fails(venv):
     assert broken.returncode != 0
     failing = [line for line in broken.stdout.splitlines() if "FAIL" in line]
     assert failing and any("OpenVINO" in line for line in failing), broken.stdout
+
+
+def test_the_console_scripts_start_without_importing_torch(venv):
+    # Each console script run as its wrapper runs it, with -X importtime listing every import
+    # (the runner's is on record up to the moment it becomes the C++ binary).
+    for script, expected in (("executorch-openvino", "doctor"), ("executorch-openvino-run", "usage: executorch-openvino-run")):
+        done = run([venv / "bin/python", "-X", "importtime", venv / "bin" / script, "--help"], env=clean_env())
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert expected in done.stdout, done.stdout
+        imported = {line.split("|")[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "|" in line}
+        assert "executorch_openvino" in imported and not imported & {"torch", "executorch"}, sorted(imported)

@@ -36,7 +36,7 @@ def clean_options(monkeypatch):
     """No run-time option from the environment or set_options, before and after the test."""
     import executorch_openvino
 
-    for key in executorch_openvino.library.loaded().option_keys():
+    for key in executorch_openvino.library.load().option_keys():
         monkeypatch.delenv("EXECUTORCH_OPENVINO_" + key.upper(), raising=False)
     executorch_openvino.reset_options()
     yield

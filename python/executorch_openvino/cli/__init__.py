@@ -3,28 +3,34 @@
     executorch-openvino --cmake-prefix-path       the prefix for find_package(executorch_openvino)
     executorch-openvino doctor [--skip cmake]     checks the installation, one line per check
     executorch-openvino export MODULE:FACTORY --out model.pte [--example-input 1,3,224,224:float32]
-    executorch-openvino run model.pte [--input x.npy] [--output-dir out]
-    executorch-openvino bench model.pte [--iterations 50] [--model MODULE:FACTORY] [--plot bench.png]
+    executorch-openvino run model.pte [--input x.npy] [--output-dir out] [--option KEY=VALUE]
+    executorch-openvino bench model.pte [-n 50 | -t SECONDS] [--rounds 5] [--mode latency|throughput]
+        [--requests N] [--option KEY=VALUE] [--model MODULE:FACTORY] [--json F] [--csv F] [--plot F]
 
-Exit status: 0 on success, 1 when something failed, 2 for a wrong argument.
+Exit status: 0 on success, 1 when something failed, 2 for a wrong argument. --help and argument
+errors import neither torch nor ExecuTorch; each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import traceback
-import warnings
 from typing import List, Optional
 
-from . import bench, doctor, export, run
 from ._common import USAGE_ERROR, CliError, cmake_config, cmake_prefix
+from ._third_party_noise import known_messages_hidden
 
 PROG = "executorch-openvino"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # The commands' modules are imported here, not with the package: the runner's console script
+    # (cli/runner.py) imports this package and needs none of them.
+    from . import bench, doctor, export, run
+
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="The OpenVINO delegate for ExecuTorch: check the installation, export and lower "
@@ -70,13 +76,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         parser.print_help(sys.stderr)
         return USAGE_ERROR
 
-    with warnings.catch_warnings():
-        if args.verbose:
-            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-        else:
-            # Warnings raised inside torch.export and ExecuTorch, not by the user's model.
-            warnings.filterwarnings("ignore", category=FutureWarning)
-            warnings.filterwarnings("ignore", category=DeprecationWarning)
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # Without -v, third-party start-up noise is hidden, one known message at a time.
+    with contextlib.nullcontext() if args.verbose else known_messages_hidden():
         try:
             return args.func(args)
         except CliError as error:

@@ -3,9 +3,9 @@ the inputs of a program's method, timing and the CMake prefix."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
-import itertools
 import math
 import sys
 import time
@@ -30,6 +30,51 @@ class CliError(Exception):
 
 def usage_error(message: str) -> CliError:
     return CliError(message, USAGE_ERROR)
+
+
+# --- run-time options (--option KEY=VALUE) --------------------------------------------------------
+
+
+def option_pair(text: str) -> Tuple[str, str]:
+    """argparse type of --option: `KEY=VALUE` (checked here without importing anything; the key and
+    value are checked by the library when they are applied)."""
+    import argparse
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE (e.g. num_threads=4 or device=AUTO)")
+    return key.strip(), value.strip()
+
+
+@contextmanager
+def options_applied(pairs: Sequence[Tuple[str, str]]) -> Iterator[dict]:
+    """Sets the --option values with executorch_openvino.set_options for programs loaded inside the
+    block, and removes them after it. Yields them as a dict."""
+    import executorch_openvino
+
+    chosen = dict(pairs)
+    try:
+        executorch_openvino.set_options(**chosen)
+    except executorch_openvino.OptionError as error:
+        raise usage_error(f"--option: {error}") from None
+    try:
+        yield chosen
+    finally:
+        executorch_openvino.set_options(**{key: None for key in chosen})
+
+
+def loaded_models_since(before: List[dict]) -> List[dict]:
+    """The compiled models of executorch_openvino that appeared (or gained a user) since `before`
+    (a compiled_models() list): those of the program loaded in between."""
+    import executorch_openvino
+
+    return [model for model in executorch_openvino.compiled_models() if model not in before]
+
+
+def describe_model(model: dict) -> str:
+    """`CPU (ir): PERFORMANCE_HINT=LATENCY, ...` for one compiled_models() entry."""
+    properties = ", ".join(f"{key}={value}" for key, value in model.items() if key not in ("device", "source", "users"))
+    return f"{model.get('device')} ({model.get('source')}): {properties}"
 
 
 # --- CMake package -------------------------------------------------------------------------------
@@ -195,15 +240,15 @@ def load_inputs(specs, files: Optional[Sequence[str]]) -> Tuple[list, List[str]]
 
 # --- MODULE:FACTORY ------------------------------------------------------------------------------
 
-_file_modules = itertools.count()
-
-
 def _import_module(name: str):
     as_path = Path(name)
     if name.endswith(".py") or as_path.is_file():
         if not as_path.is_file():
             raise usage_error(f"cannot load {name}: no such file")
-        module_name = f"_executorch_openvino_user_{next(_file_modules)}_{as_path.stem}"
+        # Named after the file, the same in every process and every time (the name lands in what
+        # torch.export records, and so in bench's XNNPACK cache key).
+        digest = hashlib.sha1(str(as_path.resolve()).encode()).hexdigest()[:12]
+        module_name = f"_executorch_openvino_user_{as_path.stem}_{digest}"
         spec = importlib.util.spec_from_file_location(module_name, as_path)
         if spec is None or spec.loader is None:
             raise usage_error(f"cannot load {name} as a Python module")

@@ -1,280 +1,262 @@
-"""`bench model.pte`: latency of the .pte through executorch.runtime against native OpenVINO on the
-same IR (and, given the model, XNNPACK and eager PyTorch), as a Markdown table.
+"""`bench model.pte`: the .pte through executorch.runtime against native OpenVINO on the same IR
+(and, given the model, XNNPACK and eager PyTorch), timed in interleaved rounds, every backend's
+outputs checked against eager PyTorch (without the model: against executorch_openvino's).
 
-Native OpenVINO is possible when the method is one executorch_openvino partition and nothing else:
-the partition's IR is read from the .pte's delegate data and compiled with the same device and
-properties, with one infer request whose inputs are set once.
+Latency mode (the default) makes one call at a time; throughput mode keeps several requests in
+flight with OpenVINO's THROUGHPUT hint, as OpenVINO's benchmark_app does. Run-time options
+(--option) apply to ours; native OpenVINO compiles with the properties ours' compiled model then
+reports, so both run the same configuration. Results: a Markdown table, and --json/--csv/--plot.
 """
 
 from __future__ import annotations
 
-import statistics
-from dataclasses import dataclass, field
+import contextlib
+import time
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional
 
-from ._common import CliError, model_from_factory, percentile, say, step, time_calls, usage_error
-from .run import load_method_inputs
+from . import _bench_backends as backends
+from ._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, say, step,
+                      usage_error)
+from .run import add_option_argument, load_method_inputs
 
-OURS = "executorch_openvino (executorch.runtime)"
-NATIVE = "native OpenVINO (same IR and properties)"
-XNNPACK = "XNNPACK (executorch.runtime)"
-EAGER = "PyTorch eager"
+# (_bench_report, _bench_rounds, _xnnpack_cache and _third_party_noise are imported when bench
+# runs: --help and argument errors need none of them.)
+
+ALL_BACKENDS = (backends.OURS, backends.NATIVE, backends.XNNPACK, backends.EAGER)
+NEED_THE_MODEL = (backends.XNNPACK, backends.EAGER)
+NOT_CHOSEN = "not chosen (--backends)"
+
+
+def _backend_list(text: str) -> List[str]:
+    import argparse
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ALL_BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(ALL_BACKENDS)} (comma-separated)")
+    return names
+
+
+def _positive(kind):
+    def parse(text: str):
+        import argparse
+
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0")
+        return value
+
+    return parse
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "bench",
-        help="time a .pte against native OpenVINO on the same IR (and XNNPACK, given the model)",
-        description="Median and p90 latency of a .pte's method through executorch.runtime, of native "
-        "OpenVINO running the same IR, and with --model of the same model lowered to XNNPACK and in eager "
-        "PyTorch.",
+        help="time a .pte against native OpenVINO on the same IR (and XNNPACK and eager, given the model)",
+        description="Times a .pte's method through executorch.runtime, native OpenVINO running the same IR with "
+        "the same properties, and with --model the model lowered to XNNPACK and in eager PyTorch. The backends "
+        "take turns in interleaved rounds (each round starts with the next one), so the machine's load reaches "
+        "all alike; each row gives the ratio of the whole run and the range of the per-round ratios. Every "
+        "backend's outputs are compared with eager PyTorch's (without --model: with executorch_openvino's).",
     )
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--method", default="forward", help="the method to time (default forward)")
-    parser.add_argument("--iterations", "-n", type=int, default=50, help="timed calls per backend (default 50)")
-    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first (default 5)")
     parser.add_argument("--input", action="append", metavar="FILE.npy",
                         help="an input (repeat for each, in order); default: deterministic values")
     parser.add_argument("--model", metavar="MODULE:FACTORY",
-                        help="the model the .pte came from: also lowered to XNNPACK in memory and run eagerly")
+                        help="the model the .pte came from: adds XNNPACK (lowered once, then cached) and eager "
+                        "PyTorch, and is the reference for the output check")
+    parser.add_argument("--backends", type=_backend_list, metavar="LIST",
+                        help=f"which to time, comma-separated: {', '.join(ALL_BACKENDS)} (default: all available)")
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--iterations", "-n", type=_positive(int), default=50,
+                        help="timed calls per backend, over all rounds (default 50)")
+    amount.add_argument("-t", "--time", type=_positive(float), metavar="SECONDS",
+                        help="time each backend for SECONDS over all rounds, instead of a number of calls")
+    parser.add_argument("--rounds", type=_positive(int), default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls per backend first (default 5)")
+    parser.add_argument("--mode", choices=("latency", "throughput"), default="latency",
+                        help="latency: one call at a time (default); throughput: several requests in flight, "
+                        "with performance_hint=THROUGHPUT unless --option sets it")
+    parser.add_argument("--requests", type=_positive(int),
+                        help="throughput mode: requests in flight per backend (default: the streams OpenVINO chose)")
+    parser.add_argument("--streams", type=option_pair_value("num_streams"), metavar="N",
+                        help="the same as --option num_streams=N (OpenVINO's streams: parallel inferences)")
+    add_option_argument(parser)
+    parser.add_argument("--xnnpack-cache", type=Path, metavar="DIR",
+                        help="where the XNNPACK program is kept (default $XDG_CACHE_HOME/executorch_openvino/bench, "
+                        "else ~/.cache/executorch_openvino/bench)")
+    parser.add_argument("--no-xnnpack-cache", action="store_true", help="lower to XNNPACK every time")
+    parser.add_argument("--json", type=Path, metavar="FILE.json", help="also write every figure as JSON")
+    parser.add_argument("--csv", type=Path, metavar="FILE.csv", help="also write one row per backend as CSV")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw a bar chart (needs matplotlib)")
     parser.set_defaults(func=main)
 
 
-@dataclass
-class Row:
-    backend: str
-    times: List[float] = field(default_factory=list)
-    note: str = ""  # why there are no times
+def option_pair_value(key: str):
+    """argparse type for a flag that is a shorthand of --option KEY=VALUE."""
+    def parse(text: str):
+        return option_pair(f"{key}={text}")
 
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times)
-
-    @property
-    def p90(self) -> float:
-        return percentile(self.times, 0.9)
+    return parse
 
 
-# --- native OpenVINO ---------------------------------------------------------------------------------
-
-
-def single_partition(pte_bytes: bytes, method: str):
-    """(the delegate, its data, its input positions, its output positions) when `method` is exactly
-    one executorch_openvino partition and nothing else; otherwise the reason as a string."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
-    from executorch.exir.schema import DataLocation, DelegateCall, KernelCall
-
-    from executorch_openvino import BACKEND_ID
-
-    program = deserialize_pte_binary(pte_bytes).program
-    plan = next((p for p in program.execution_plan if p.name == method), None)
-    if plan is None:
-        return f"no execution plan named {method!r}"
-    instructions = [ins.instr_args for chain in plan.chains for ins in chain.instructions]
-    kernels = sum(isinstance(args, KernelCall) for args in instructions)
-    calls = [args for args in instructions if isinstance(args, DelegateCall)]
-    ours = [d for d in plan.delegates if d.id == BACKEND_ID]
-    if len(ours) != 1 or len(plan.delegates) != 1 or len(calls) != 1 or kernels:
-        others = len(plan.delegates) - len(ours)
-        return (f"the method has {len(ours)} executorch_openvino partition(s), {others} other delegate(s) and "
-                f"{kernels} operator call(s) on ExecuTorch's kernels; native OpenVINO is compared only when one "
-                "partition covers the whole method")
-    delegate = ours[0]
-    if delegate.processed.location != DataLocation.INLINE:
-        return "the delegate's data is not in the .pte"
-    data = program.backend_delegate_data[delegate.processed.index].data
-    return delegate, bytes(data), calls[0].args, list(plan.inputs), list(plan.outputs)
-
-
-def native_openvino(pte_bytes: bytes, method: str, inputs: Sequence) -> Tuple[Optional[Callable], Callable, str]:
-    """(a call running one inference natively, a function returning its outputs as
-    (method output index, array) pairs, a description) or (None, None, the reason)."""
-    found = single_partition(pte_bytes, method)
-    if isinstance(found, str):
-        return None, None, found
-    delegate, data, call_args, plan_inputs, plan_outputs = found
-
-    import numpy as np
-    import openvino as ov
-
-    from executorch_openvino import compile_specs
-    from executorch_openvino.blob import parse_blob
-
-    blob = parse_blob(data)
-    options = compile_specs.from_compile_specs(delegate.compile_specs)
-    core = ov.Core()
-    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
-    # What the library compiles with: the program's properties plus its load-time defaults.
-    properties = compile_specs.load_time_properties(options.device, options.properties)
-    compiled = core.compile_model(model, options.device, properties)
-    count = len(compiled.inputs)
-    if len(call_args) != count + len(compiled.outputs):
-        return None, None, "the IR's inputs and outputs do not match the delegate call's"
-    try:
-        positions = [plan_inputs.index(value) for value in call_args[:count]]
-    except ValueError:
-        return None, None, "the delegate reads values that are not inputs of the method"
-    request = compiled.create_infer_request()
-    arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in positions]
-    for j, array in enumerate(arrays):
-        request.set_input_tensor(j, ov.Tensor(array))
-
-    def outputs():
-        _ = arrays  # the request reads their memory: keep them alive with it
-        result = []
-        for k, value in enumerate(call_args[count:]):
-            if value in plan_outputs:
-                result.append((plan_outputs.index(value), request.get_output_tensor(k).data.copy()))
-        return result
-
-    described = ", ".join(f"{key}={value}" for key, value in properties.items())
-    return request.infer, outputs, f"{options.device}{f' ({described})' if described else ''}"
-
-
-# --- XNNPACK and eager -------------------------------------------------------------------------------
-
-
-def xnnpack_method(model, inputs):
-    """The model lowered to XNNPACK in memory, loaded through executorch.runtime; or the reason."""
-    import torch
-
-    from executorch.exir import to_edge_transform_and_lower
-    from executorch.runtime import Runtime
-
-    try:
-        from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
-    except ImportError as error:
-        return f"this ExecuTorch wheel has no XNNPACK partitioner ({error})"
-    if "XnnpackBackend" not in Runtime.get().backend_registry.registered_backend_names:
-        return "this ExecuTorch runtime has no XnnpackBackend"
-    with step("lowering the model to XNNPACK"):
-        lowered = to_edge_transform_and_lower(torch.export.export(model, tuple(inputs)),
-                                              partitioner=[XnnpackPartitioner()])
-        buffer = lowered.to_executorch().buffer
-    program = Runtime.get().load_program(buffer)
-    method = program.load_method("forward")
-    method.program = program  # the program holds the bytes the method runs from: keep it alive
-    return method
-
-
-# --- output ------------------------------------------------------------------------------------------
-
-
-def table(rows: Sequence[Row]) -> List[str]:
-    native = next((row for row in rows if row.backend == NATIVE and row.times), None)
-    lines = ["| backend | median ms | p90 ms | ratio to native OpenVINO |", "| --- | ---: | ---: | ---: |"]
-    for row in rows:
-        if not row.times:
-            lines.append(f"| {row.backend} | n/a | n/a | n/a |")
-            continue
-        ratio = f"{row.median / native.median:.3f}x" if native is not None and native.median > 0 else "n/a"
-        lines.append(f"| {row.backend} | {row.median:.3f} | {row.p90:.3f} | {ratio} |")
-    return lines
-
-
-def plot(rows: Sequence[Row], path: Path, title: str) -> bool:
-    """A bar chart of the medians with the p90 marked; False when matplotlib is not installed."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    timed = [row for row in rows if row.times]
-    figure, axes = plt.subplots(figsize=(7, 0.6 * len(timed) + 1.6))
-    names = [row.backend for row in timed][::-1]
-    medians = [row.median for row in timed][::-1]
-    upper = [row.p90 - row.median for row in timed][::-1]
-    axes.barh(names, medians, xerr=[[0] * len(timed), upper], capsize=4, color="#4a7ebb")
-    for y, value in enumerate(medians):
-        axes.text(value, y, f" {value:.3f}", va="center", ha="left", fontsize=8)
-    axes.set_xlabel("latency, ms (bar: median, whisker: p90)")
-    axes.set_title(title, fontsize=10)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return True
+def _options(args) -> list:
+    pairs = list(args.option)
+    keys = {key for key, _ in pairs}
+    if args.streams is not None:
+        if "num_streams" in keys:
+            raise usage_error("--streams and --option num_streams both given: use one")
+        pairs.append(args.streams)
+    if args.mode == "throughput" and "performance_hint" not in keys:
+        pairs.append(("performance_hint", "THROUGHPUT"))
+    return pairs
 
 
 def main(args) -> int:
-    import numpy as np
-    import torch
+    if args.warmup < 0:
+        raise usage_error("--warmup must be at least 0")
+    if args.requests is not None and args.mode != "throughput":
+        raise usage_error("--requests applies to --mode throughput")
+    chosen_backends = args.backends or list(ALL_BACKENDS)
+    if args.backends and args.model is None and set(args.backends) & set(NEED_THE_MODEL):
+        raise usage_error("xnnpack and eager need --model MODULE:FACTORY (a .pte cannot be lowered again)")
+    with options_applied(_options(args)) as chosen:
+        return _bench(args, chosen, chosen_backends)
 
-    if args.iterations < 1 or args.warmup < 0:
-        raise usage_error("--iterations must be at least 1 and --warmup at least 0")
-    program, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
-    say(f"{args.pte}: method {args.method!r}; {args.iterations} timed call(s) per backend after {args.warmup} warm-up")
+
+def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
+    from ._bench_report import check_outputs, load_average, summarize, table
+    from ._bench_rounds import interleaved
+
+    throughput = args.mode == "throughput"
+    _, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
+    rounds = args.rounds if args.time is not None else min(args.rounds, args.iterations)
+    amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} timed call(s)"
+    say(f"{args.pte}: method {args.method!r}; {args.mode} mode; {amount} per backend in {rounds} interleaved "
+        f"round(s), after {args.warmup} warm-up call(s)")
     for note in notes:
         say(f"  {note}")
-    rows: List[Row] = []
+    if chosen:
+        say("  options: " + ", ".join(f"{key}={value}" for key, value in chosen.items()))
 
-    with step("loading the method (OpenVINO compiles it)"):
-        method = program.load_method(args.method)
-    with step(f"timing {OURS}"):
-        ours_times = time_calls(lambda: method.execute(inputs), args.iterations, args.warmup)
-    rows.append(Row(OURS, ours_times))
-    ours_outputs = method.execute(inputs)
-
-    native_row = Row(NATIVE)
-    with step("compiling the same IR with native OpenVINO"):
-        infer, native_outputs, description = native_openvino(args.pte.read_bytes(), args.method, inputs)
-    if infer is None:
-        native_row.note = description
+    made: List[backends.Backend] = []
+    with step("loading the method through executorch.runtime (OpenVINO compiles it)"):
+        ours = backends.ours(args.pte, args.method, inputs, args.requests if throughput else 1)
+    made.append(ours)
+    if ours.properties:
+        say(f"  executorch_openvino model: {describe_model(ours.properties)}")
+    requests = ours.requests
+    if backends.NATIVE in chosen_backends:
+        with step("compiling the same IR with native OpenVINO"):
+            made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests,
+                                        throughput))
     else:
-        with step(f"timing native OpenVINO, {description}"):
-            native_row.times = time_calls(infer, args.iterations, args.warmup)
-        differences = [float(np.max(np.abs(array.astype(np.float64) - ours_outputs[i].double().numpy()), initial=0.0))
-                       for i, array in native_outputs() if isinstance(ours_outputs[i], torch.Tensor)]
-        if differences:
-            say(f"  outputs agree with executorch_openvino's: max |difference| {max(differences):.2e}")
-    rows.append(native_row)
+        made.append(backends.unavailable(backends.NATIVE, NOT_CHOSEN))
 
-    xnnpack_row = Row(XNNPACK)
+    model = None
     if args.model is None:
-        xnnpack_row.note = "pass --model MODULE:FACTORY (a .pte cannot be lowered again)"
-        rows.append(xnnpack_row)
+        made += [backends.unavailable(key, "pass --model MODULE:FACTORY (a .pte cannot be lowered again)")
+                 for key in NEED_THE_MODEL]
     else:
         model, _, _ = model_from_factory(args.model)
-        try:
-            xnnpack = xnnpack_method(model, inputs)
-        except Exception as error:  # the model may not lower to XNNPACK: report it, keep the rest
-            xnnpack = f"lowering to XNNPACK failed: {type(error).__name__}: {error}"
-        if isinstance(xnnpack, str):
-            xnnpack_row.note = xnnpack
-        else:
-            with step(f"timing {XNNPACK}"):
-                xnnpack_row.times = time_calls(lambda: xnnpack.execute(inputs), args.iterations, args.warmup)
-        rows.append(xnnpack_row)
+        made.append(_xnnpack(args, model, inputs, requests) if backends.XNNPACK in chosen_backends
+                    else backends.unavailable(backends.XNNPACK, NOT_CHOSEN))
+        made.append(backends.eager(model, inputs, requests))  # the outputs' reference even when not timed
+    for backend in made:
+        if backend.runner is not None and backend.key not in chosen_backends:  # ours and eager are made anyway
+            backend.runner, backend.note = None, NOT_CHOSEN
+    timed = {b.key: b.runner for b in made if b.runner is not None}
 
-        def eager():
-            with torch.no_grad():
-                model(*inputs)
+    load_before = load_average()
+    started = time.time()
+    with step(f"timing {', '.join(timed)} in {rounds} interleaved round(s)"):
+        measured = interleaved(timed, rounds, calls=None if args.time is not None else args.iterations,
+                               seconds=args.time, warmup=args.warmup)
+    summaries = summarize(made, measured, throughput)
 
-        with step(f"timing {EAGER}"):
-            rows.append(Row(EAGER, time_calls(eager, args.iterations, args.warmup)))
+    reference = backends.EAGER if model is not None else backends.OURS
+    outputs = {b.key: b.outputs() for b in made if b.outputs is not None and (b.key in timed or b.key == reference)}
+    check_outputs(summaries, outputs, reference)
 
     say()
-    for line in table(rows):
+    for line in table(summaries, throughput, reference):
         say(line)
-    for row in rows:
-        if row.note:
-            say(f"{row.backend}: n/a: {row.note}")
-    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied); native OpenVINO "
-        "is one reused infer request with its inputs set once.")
+    for summary in summaries:
+        if summary.note:
+            say(f"{summary.label}: {'' if summary.available else 'n/a: '}{summary.note}")
+        if summary.outputs_agree is False:
+            say(f"WARNING: {summary.label}'s outputs differ from {backends.LABELS[reference]}'s by "
+                f"{summary.max_abs_diff if summary.max_abs_diff is not None else 'their shapes'}: the rows do not "
+                "compute the same thing (a lower precision or a quantized model does this)")
+    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied); native OpenVINO reuses "
+        "its infer requests with their inputs set once. Per round: the range of the ratios taken within each round.")
 
-    if args.plot is not None:
-        title = f"{args.pte.name} ({args.method}), {args.iterations} calls"
-        try:
-            drawn = plot(rows, args.plot, title)
-        except OSError as error:
-            raise CliError(f"cannot write {args.plot}: {error}") from error
-        if drawn:
-            say(f"wrote {args.plot}")
-        else:
-            say(f"--plot: matplotlib is not installed, so {args.plot} was not drawn (pip install matplotlib); "
-                "the table above has the numbers")
+    settings = {
+        "tool": "executorch-openvino bench", "pte": str(args.pte), "method": args.method, "mode": args.mode,
+        "rounds": rounds, "iterations": None if args.time is not None else args.iterations, "seconds": args.time,
+        "warmup": args.warmup, "requests": requests, "options": chosen, "reference": reference,
+        "baseline": backends.NATIVE if any(s.backend == backends.NATIVE and s.available for s in summaries)
+        else backends.OURS,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+        "load_average": {"before": load_before, "after": load_average()},
+        "versions": {name: _version(name) for name in ("executorch-openvino", "executorch", "torch", "openvino")},
+    }
+    _write(args, summaries, measured, settings, throughput)
     return 0
+
+
+def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
+    from ._third_party_noise import native_stderr_filtered
+    from ._xnnpack_cache import default_folder, xnnpack_program
+
+    folder: Optional[Path] = None if args.no_xnnpack_cache else (args.xnnpack_cache or default_folder())
+    try:
+        program, source = xnnpack_program(model, inputs, folder)
+    except ImportError as error:
+        return backends.unavailable(backends.XNNPACK, f"this ExecuTorch wheel has no XNNPACK partitioner ({error})")
+    except Exception as error:  # the model may not lower to XNNPACK: report it, time the rest
+        return backends.unavailable(backends.XNNPACK, f"lowering to XNNPACK failed: {type(error).__name__}: {error}")
+    say(f"  XNNPACK program: {source}")
+    # ExecuTorch's C++ runtime prints CPU-probing lines when XNNPACK's thread pool starts; -v keeps them.
+    quiet = contextlib.nullcontext() if getattr(args, "verbose", False) else native_stderr_filtered()
+    with quiet:
+        made = backends.xnnpack(program, args.method, inputs, requests)
+        if made.runner is not None:
+            made.runner.run(1, None)  # the thread pool starts at the first call
+    return made
+
+
+def _version(name: str) -> Optional[str]:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _write(args, summaries, measured, settings, throughput: bool) -> None:
+    from ._bench_report import document, plot, write_csv, write_json
+
+    try:
+        if args.json is not None:
+            write_json(args.json, document(summaries, measured, settings))
+            say(f"wrote {args.json}")
+        if args.csv is not None:
+            write_csv(args.csv, summaries)
+            say(f"wrote {args.csv}")
+        if args.plot is not None:
+            amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} calls"
+            title = f"{args.pte.name} ({args.method}), {args.mode}, {amount} per backend"
+            if plot(summaries, args.plot, title, throughput):
+                say(f"wrote {args.plot}")
+            else:
+                say(f"--plot: matplotlib is not installed, so {args.plot} was not drawn (pip install "
+                    "'executorch-openvino[plot]'); the table above has the numbers")
+    except OSError as error:
+        raise CliError(f"cannot write {error.filename or 'the results'}: {error}") from error

@@ -5,8 +5,8 @@ Exit status 0 when every check that was not skipped is OK, 1 otherwise.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from ._common import PACKAGE_DIR, cmake_config, cmake_prefix
+from ._third_party_noise import hidden
 
 CHECKS = {
     "executorch": "ExecuTorch",
@@ -27,6 +28,8 @@ CHECKS = {
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
+# The checks of what this package ships; the others check packages it runs with.
+OURS = ("library", "backend", "upstream", "options", "cmake")
 
 
 @dataclass
@@ -80,6 +83,8 @@ def _one_line(message: str, default_fix: str) -> Tuple[str, str]:
 def _pinned_executorch() -> Optional[str]:
     """The ExecuTorch version the library is built for: the installed wheel's requirement, or the
     source checkout's requirements.txt."""
+    import importlib.metadata  # here, not at import: it costs --help time
+
     lines: List[str] = []
     try:
         lines = importlib.metadata.requires("executorch-openvino") or []
@@ -95,6 +100,8 @@ def _pinned_executorch() -> Optional[str]:
 
 
 def _check_executorch() -> Result:
+    import importlib.metadata
+
     pinned = _pinned_executorch()
     install = f"pip install 'executorch=={pinned}'" if pinned else "pip install executorch"
     try:
@@ -134,6 +141,18 @@ def _check_cpu() -> Result:
     return Result("cpu", True, detail)
 
 
+def _runtime_origin() -> str:
+    """Where the path of the OpenVINO runtime came from (the library takes OPENVINO_LIB_PATH when set)."""
+    from executorch_openvino import openvino_runtime
+
+    value = os.environ.get(openvino_runtime.LIB_PATH_VARIABLE)
+    if not value:
+        return " (found in the openvino package by executorch-openvino)"
+    if value == openvino_runtime.executorch_auto_path():
+        return f" ({openvino_runtime.LIB_PATH_VARIABLE}, the value ExecuTorch's bindings give it when it is unset)"
+    return f" ({openvino_runtime.LIB_PATH_VARIABLE})"
+
+
 def collect(skip=()) -> List[Result]:
     import executorch_openvino
     from executorch_openvino import library, openvino_runtime
@@ -159,7 +178,7 @@ def collect(skip=()) -> List[Result]:
             problem = f"{found.openvino_runtime_path}: {problem}"
         results.append(Result("openvino", False, problem, fix))
     else:
-        origin = f" ({openvino_runtime.LIB_PATH_VARIABLE})" if openvino_runtime.user_configured_path() else ""
+        origin = _runtime_origin()
         results.append(Result("openvino", True, f"{found.openvino_version} at {found.openvino_runtime_path}{origin}"))
     if found is not None and found.devices:
         results.append(Result("devices", True, ", ".join(found.devices)))
@@ -215,11 +234,30 @@ def collect(skip=()) -> List[Result]:
     return results
 
 
+def _our_version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("executorch-openvino")
+    except importlib.metadata.PackageNotFoundError:
+        return "a source checkout"
+
+
 def main(args) -> int:
     results = collect(set(args.skip))
     print("executorch-openvino doctor", flush=True)
-    for result in results:
-        print(result.line())
+    groups = (("Packages it runs with (not part of executorch-openvino):", [r for r in results if r.key not in OURS]),
+              (f"executorch-openvino ({_our_version()}, {PACKAGE_DIR}):", [r for r in results if r.key in OURS]))
+    for heading, group in groups:
+        print(heading)
+        for result in group:
+            print(result.line())
+    if getattr(args, "verbose", False):
+        print("note: messages printed above this report by torchao, torch or ExecuTorch come from those "
+              "libraries as ExecuTorch imports them, not from executorch-openvino")
+    elif hidden["count"]:
+        print(f"note: {hidden['count']} start-up message(s) of torchao and torch, which ExecuTorch imports, were "
+              "hidden (known and harmless here, not from executorch-openvino; -v shows them)")
     failed = [CHECKS[result.key] for result in results if result.ok is False]
     if failed:
         print(f"{len(failed)} check(s) FAILED: {', '.join(failed)}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ._common import CliError, dtype_text, load_inputs, method_input_specs, say, shape_text, usage_error
+from ._common import (CliError, describe_model, dtype_text, load_inputs, loaded_models_since, method_input_specs,
+                      option_pair, options_applied, say, shape_text, usage_error)
 
 SHOWN_VALUES = 6
 
@@ -22,7 +23,15 @@ def register(subparsers) -> None:
     parser.add_argument("--input", action="append", metavar="FILE.npy", help="an input (repeat for each, in order)")
     parser.add_argument("--output-dir", type=Path, metavar="DIR",
                         help="write the outputs as DIR/output_<i>.npy and the inputs used as DIR/input_<i>.npy")
+    add_option_argument(parser)
     parser.set_defaults(func=main)
+
+
+def add_option_argument(parser) -> None:
+    parser.add_argument("--option", action="append", default=[], type=option_pair, metavar="KEY=VALUE",
+                        help="a run-time option of the delegate, for programs loaded by this command (repeatable): "
+                        "device, num_threads, num_streams, performance_hint, inference_precision, cache_dir, "
+                        "enable_mmap, enable_profiling (README, Options)")
 
 
 def load_method_inputs(pte: Path, method: str, input_files):
@@ -71,19 +80,31 @@ def describe_value(value) -> str:
 
 
 def main(args) -> int:
+    with options_applied(args.option) as chosen:
+        return _run(args, chosen)
+
+
+def _run(args, chosen: dict) -> int:
     import numpy as np
+
+    import executorch_openvino
 
     program, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
     say(f"{args.pte}: method {args.method!r}, {len(inputs)} input(s)")
     for note in notes:
         say(f"  {note}")
+    if chosen:
+        say("options: " + ", ".join(f"{key}={value}" for key, value in chosen.items()))
 
+    before = executorch_openvino.compiled_models()
     start = time.perf_counter()
     method = program.load_method(args.method)
     loaded = time.perf_counter()
     outputs = method.execute(inputs)
     done = time.perf_counter()
     say(f"loaded the method in {(loaded - start) * 1e3:.1f} ms, executed in {(done - loaded) * 1e3:.2f} ms")
+    for model in loaded_models_since(before):
+        say(f"executorch_openvino model: {describe_model(model)}")
     for i, value in enumerate(outputs):
         say(f"output {i}: {describe_value(value)}")
 

@@ -1,5 +1,10 @@
-"""`executorch-openvino-run`: the console script that starts the C++ runner shipped in the wheel
-(executorch_openvino/bin/executorch-openvino-run), passing its arguments through."""
+"""`executorch-openvino-run`: the console script that becomes the C++ runner shipped in the wheel
+(executorch_openvino/bin/executorch-openvino-run), passing its arguments through.
+
+The runner is the C++ binary; this is only how it gets onto PATH. pip installs native files only
+inside the package, where the binary finds its libraries relative to itself (RUNPATH $ORIGIN), so
+the console script replaces itself with it (exec) after importing nothing but this package's light
+modules: no torch, no ExecuTorch Python code, no interpreter left underneath while it runs."""
 
 from __future__ import annotations
 

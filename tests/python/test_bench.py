@@ -1,0 +1,186 @@
+"""`bench`: backends timed in interleaved rounds (checked by the order of the calls, never by their
+speed), several requests in flight in throughput mode, --option reaching ours and native OpenVINO
+alike, the time-based mode, the JSON and CSV outputs, XNNPACK lowered once and then taken from the
+cache, and every backend's outputs checked against eager PyTorch."""
+
+from __future__ import annotations
+
+import csv
+import json
+import textwrap
+import threading
+
+import pytest
+
+import executorch_openvino
+from executorch_openvino import cli
+from executorch_openvino.cli import _bench_backends, _bench_report, _bench_rounds
+
+# The factory bench's --model imports (a file, as a user's would be): the tests' SmallNet.
+MODELS = textwrap.dedent(
+    """
+    import torch
+    from lowering import SmallNet
+
+
+    def make():
+        torch.manual_seed(0)
+        return SmallNet(), (torch.randn(1, 3, 12, 12),)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """(the .pte, MODULE:FACTORY of the model it came from)."""
+    folder = tmp_path_factory.mktemp("bench")
+    (folder / "bench_models.py").write_text(MODELS)
+    spec = f"{folder / 'bench_models.py'}:make"
+    assert cli.main(["export", spec, "--out", str(folder / "small.pte")]) == 0
+    return folder / "small.pte", spec
+
+
+def _bench(capsys, *args) -> tuple:
+    """Runs bench in-process; returns (its stdout, the JSON it wrote)."""
+    status = cli.main(["bench", *map(str, args)])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    json_path = next((args[i + 1] for i, a in enumerate(args) if a == "--json"), None)
+    return printed, (json.loads(json_path.read_text()) if json_path is not None else None)
+
+
+def _by_backend(report: dict) -> dict:
+    return {entry["backend"]: entry for entry in report["backends"]}
+
+
+# --- the rounds, on plain functions -----------------------------------------------------------------
+
+
+def test_rounds_interleave_the_backends_rotating_and_reversing_the_order():
+    log = []
+    runners = {key: _bench_rounds.SequentialRunner(lambda key=key: log.append(key)) for key in "abc"}
+    rounds = _bench_rounds.interleaved(runners, 4, calls=8, warmup=1, settle_calls=1)
+
+    assert rounds.order == [list("abc"), list("acb"), list("cab"), list("cba")]
+    # One warm-up call each, then per round and backend one settling call and the round's share.
+    expected = list("abc")
+    for r, order in enumerate(rounds.order):
+        for key in order:
+            expected += [key] * (1 + 2)
+    assert log == expected
+    assert {key: [s.calls for s in slices] for key, slices in rounds.slices.items()} == {k: [2, 2, 2, 2] for k in "abc"}
+    assert _bench_rounds.split_calls(10, 4) == [3, 3, 2, 2]
+
+
+def test_time_based_rounds_give_every_backend_its_share_of_each_round():
+    runners = {key: _bench_rounds.SequentialRunner(lambda: None) for key in ("ours", "native")}
+    rounds = _bench_rounds.interleaved(runners, 3, seconds=0.15)
+    for slices in rounds.slices.values():
+        assert len(slices) == 3
+        assert all(s.calls >= 1 and s.seconds >= 0.05 and len(s.latencies_ms) == s.calls for s in slices)
+
+
+def test_the_concurrent_runner_keeps_its_requests_in_flight_together():
+    # Each call waits until all three requests are inside a call: it passes only if they overlap.
+    inside = threading.Barrier(3, timeout=60)
+    made = _bench_rounds.ConcurrentRunner([inside.wait] * 3)
+    slice_ = made.run(6, None)
+    assert slice_.calls == 6 and len(slice_.latencies_ms) == 6
+
+
+# --- the command, on a real model ---------------------------------------------------------------------
+
+
+def test_every_backend_is_timed_in_rounds_checked_against_eager_and_xnnpack_is_lowered_once(model, tmp_path, capsys):
+    pte, spec = model
+    cache = tmp_path / "xnnpack-cache"
+    args = [pte, "--model", spec, "-n", 6, "--rounds", 3, "--warmup", 1, "--xnnpack-cache", cache,
+            "--json", tmp_path / "r.json", "--csv", tmp_path / "r.csv"]
+    printed, report = _bench(capsys, *args)
+    assert "lowering the model to XNNPACK" in printed and f"XNNPACK program: lowered now, cached as {cache}" in printed
+    assert len(list(cache.glob("xnnpack-*.pte"))) == 1
+
+    backends = _by_backend(report)
+    assert list(backends) == ["ours", "native", "xnnpack", "eager"]
+    assert report["reference"] == "eager" and report["baseline"] == "native" and report["rounds"] == 3
+    for key, entry in backends.items():
+        assert entry["available"] and entry["calls"] == 6 and len(entry["round_medians_ms"]) == 3, entry
+        assert entry["outputs_agree"] is True and entry["max_abs_diff"] <= 1e-4, entry
+    assert backends["native"]["ratio"] == 1.0
+    orders = [r["order"] for r in report["rounds_detail"]]
+    assert len(orders) == 3 and len({tuple(o) for o in orders}) == 3
+    assert all(sorted(o) == sorted(backends) and r["calls"] == dict.fromkeys(o, 2)
+               for o, r in zip(orders, report["rounds_detail"]))
+
+    with open(tmp_path / "r.csv", newline="") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["backend"] for row in rows] == list(backends)
+    assert list(rows[0]) == list(_bench_report.CSV_COLUMNS)
+    assert float(rows[0]["median_ms"]) == pytest.approx(backends["ours"]["median_ms"])
+
+    # The second run takes the XNNPACK program from the cache.
+    printed, _ = _bench(capsys, pte, "--model", spec, "-n", 2, "--rounds", 1, "--xnnpack-cache", cache)
+    assert "lowering the model to XNNPACK" not in printed and f"XNNPACK program: the cache ({cache}" in printed
+
+
+def test_options_reach_ours_and_native_alike_and_are_removed_afterwards(model, tmp_path, capsys):
+    pte, _ = model
+    _, report = _bench(capsys, pte, "--option", "num_threads=1", "--option", "inference_precision=f32",
+                       "--backends", "ours,native", "-n", 4, "--rounds", 2, "--json", tmp_path / "r.json")
+    assert report["options"] == {"num_threads": "1", "inference_precision": "f32"}
+    ours, native = (_by_backend(report)[key]["properties"] for key in ("ours", "native"))
+    assert ours["INFERENCE_NUM_THREADS"] == "1" and ours["INFERENCE_PRECISION_HINT"] == "f32"
+    for key in _bench_backends.REPORTED_PROPERTIES + ("EXECUTION_DEVICES", "device"):
+        assert native[key] == ours[key], key
+    assert executorch_openvino.get_options()["num_threads"] is None
+    assert not _by_backend(report)["xnnpack"]["available"]
+
+
+def test_throughput_mode_keeps_several_requests_in_flight_with_the_throughput_hint(model, tmp_path, capsys):
+    pte, _ = model
+    printed, report = _bench(capsys, pte, "--mode", "throughput", "--requests", 2, "--streams", 2, "-n", 8,
+                             "--rounds", 2, "--json", tmp_path / "r.json")
+    assert "| backend | requests | inferences/s | median latency ms | throughput / native's |" in printed
+    assert report["mode"] == "throughput" and report["requests"] == 2
+    assert report["options"] == {"num_streams": "2", "performance_hint": "THROUGHPUT"}
+    for key in ("ours", "native"):
+        entry = _by_backend(report)[key]
+        assert entry["requests"] == 2 and entry["calls"] == 8 and entry["throughput_per_s"] > 0, entry
+        assert entry["properties"]["PERFORMANCE_HINT"] == "THROUGHPUT" and entry["properties"]["NUM_STREAMS"] == "2"
+
+
+def test_the_time_based_mode_times_each_backend_for_its_share(model, tmp_path, capsys):
+    pte, _ = model
+    _, report = _bench(capsys, pte, "-t", 0.3, "--rounds", 3, "--json", tmp_path / "r.json")
+    assert report["iterations"] is None and report["seconds"] == 0.3
+    for detail in report["rounds_detail"]:
+        assert set(detail["order"]) == {"ours", "native"}
+        assert all(detail["seconds"][key] >= 0.1 and detail["calls"][key] >= 1 for key in detail["order"])
+
+
+def test_a_backend_whose_outputs_differ_is_flagged():
+    import numpy as np
+
+    summaries = [_bench_report.Summary(key, key, True) for key in ("ours", "native", "eager")]
+    expected = np.linspace(-2.0, 2.0, 10, dtype=np.float32)
+    _bench_report.check_outputs(summaries, {"eager": {0: expected}, "ours": {0: expected + 1e-6},
+                                            "native": {0: expected + np.float32(0.5)}}, "eager")
+    ours, native, _ = summaries
+    assert ours.outputs_agree is True and native.outputs_agree is False
+    assert native.max_abs_diff == pytest.approx(0.5)
+    line = next(l for l in _bench_report.table(summaries, False, "eager") if l.startswith("| native"))
+    assert "DIFFERS" in line
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--option", "num_threads"], "is not KEY=VALUE"),
+    (["--backends", "xnnpack"], "need --model"),
+    (["--requests", "2"], "--requests applies to --mode throughput"),
+    (["-n", "5", "-t", "1"], "not allowed with argument"),
+    (["--backends", "ours,gpu"], "choose from ours, native, xnnpack, eager"),
+    (["--option", "numthreads=2"], "unknown option 'numthreads'"),
+])
+def test_wrong_arguments_are_usage_errors(model, capsys, args, message):
+    pte, _ = model
+    assert cli.main(["bench", str(pte), *args]) == 2
+    assert message in capsys.readouterr().err
