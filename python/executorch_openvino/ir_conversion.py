@@ -317,6 +317,7 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
     revert_dim_order_ops(graph_module)
     spell_out_unpaired_quantization(graph_module)
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    scalars = _scalar_placeholders_as_tensors(placeholders)
     try:
         decoder = TorchFXPythonDecoder(graph_module)
         model = _frontend().convert(_frontend().load(decoder))
@@ -334,9 +335,24 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
             raise ConversionError(f"input {node.name} is not a tensor")
         parameter = port.get_node()
         parameter.set_element_type(_ov_type(value.dtype))
+        if node.name in scalars:
+            parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # rank 0
+            continue
         parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # bounds of dynamic sizes kept
     model.validate_nodes_and_infer_types()
     return model
+
+
+def _scalar_placeholders_as_tensors(placeholders) -> set:
+    """Symbolic ints a partition reads (a dynamic size computed outside it) become rank-0 int64
+    inputs: the frontend then reads them like any tensor, and the delegate writes ExecuTorch's Int
+    value into that input at run time. Returns their names."""
+    scalars = set()
+    for node in placeholders:
+        if isinstance(node.meta.get("val"), (torch.SymInt, int)) and not isinstance(node.meta.get("val"), bool):
+            node.meta["val"] = torch.empty((), dtype=torch.int64)
+            scalars.add(node.name)
+    return scalars
 
 
 def serialize(model, compress_to_fp16: bool = False) -> Tuple[bytes, bytes]:

@@ -11,8 +11,9 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs
+from . import compile_specs, scalar_boundaries
 from .backend_id import BACKEND_ID
+from .llm import stateful
 from .op_support import NodeSupport, OpSpec
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
 
@@ -35,6 +36,9 @@ class OpenvinoPartitioner(Partitioner):
     skip_ops:        operators never delegated: "aten.add.Tensor", "aten.add" (every overload), or
                      torch.ops.aten.add.Tensor.
     skip_nodes:      names of graph nodes never delegated.
+    stateful:        buffers the program mutates inside a partition (an LLM's KV caches) live in
+                     OpenVINO as state: ExecuTorch neither passes them in nor copies them back
+                     (llm/stateful.py). False keeps them ExecuTorch's.
     """
 
     def __init__(
@@ -45,12 +49,15 @@ class OpenvinoPartitioner(Partitioner):
         skip_ops: Iterable[OpSpec] = (),
         skip_nodes: Iterable[str] = (),
         precompile: Iterable[str] = (),
+        stateful: bool = True,
     ) -> None:
         self.options = compile_specs.export_options(device, compile_options, precompile)
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)
+        self.stateful = stateful
         self.last_support: Optional[NodeSupport] = None
+        self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         support = NodeSupport(self.skip_ops, self.skip_nodes)
@@ -67,6 +74,11 @@ class OpenvinoPartitioner(Partitioner):
             for node in partition.nodes:
                 node.meta["delegation_tag"] = tag
             tags[tag] = self.delegation_spec
+        graph = exported_program.graph
+        scalar_boundaries.untag_scalar_outputs(graph)
+        for tag in scalar_boundaries.untag_scalar_feeders(graph):
+            tags.pop(tag, None)
+        self.consumed_buffers = stateful.consume_mutated_buffers(exported_program) if self.stateful else {}
         tag_constant_data(exported_program)
         self.last_support = support
         logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(tags), len(support.refusals))

@@ -15,6 +15,7 @@ from torch.export import ExportedProgram
 
 from . import compile_specs, int8_range_check, ir_conversion
 from .blob import PrecompiledModel, build_blob
+from .llm import stateful
 
 
 @final
@@ -22,9 +23,16 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     @staticmethod
     def preprocess(edge_program: ExportedProgram, compile_spec: List[CompileSpec]) -> PreprocessResult:
         options = compile_specs.from_compile_specs(compile_spec)
-        # module() turns the partition's lifted weights back into constants of the graph, so they
-        # land in the IR's weights and the delegate's inputs are the partition's user inputs only.
-        model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
+        if edge_program.graph_signature.buffers_to_mutate:
+            # Buffers this partition consumed: kept as inputs and outputs to become OpenVINO state.
+            graph_module, states = stateful.inline_constants(edge_program)
+            model = ir_conversion.convert(graph_module, edge_program.range_constraints)
+            stateful.make_stateful(model, states)
+        else:
+            # module() turns the partition's lifted weights back into constants of the graph, so
+            # they land in the IR's weights and the delegate's inputs are the partition's user
+            # inputs only.
+            model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
         int8_range_check.warn_if_full_range(model)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]

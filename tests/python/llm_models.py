@@ -1,0 +1,78 @@
+"""Small decoder-only language models for the LLM tests, built from configs with random weights
+(no downloads): ExecuTorch's own Llama (executorch.examples.models.llama) with its KV cache, and
+the exports of it the tests lower."""
+
+from __future__ import annotations
+
+import copy
+from typing import Sequence
+
+import torch
+from torch.export import Dim
+
+CONTEXT = 96  # long enough for a prompt and 64 generated tokens
+
+
+def et_llama(dynamic: bool = True, *, layers: int = 2, seed: int = 0, **overrides):
+    """ExecuTorch's Llama with a KV cache (static buffers of CONTEXT positions): `dynamic` takes
+    prompts of any length in one call (ExecuTorch's enable_dynamic_shape), otherwise one token."""
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    args = dict(dim=64, n_layers=layers, n_heads=4, n_kv_heads=2, vocab_size=128, hidden_dim=128,
+                max_seq_len=CONTEXT, max_context_len=CONTEXT, use_kv_cache=True,
+                enable_dynamic_shape=dynamic, max_batch_size=1)
+    args.update(overrides)
+    torch.manual_seed(seed)
+    return construct_transformer(ModelArgs(**args)).eval()
+
+
+def export_et_llama(model, dynamic: bool = True) -> torch.export.ExportedProgram:
+    tokens = torch.zeros(1, 4 if dynamic else 1, dtype=torch.long)
+    shapes = ({1: Dim("seq", min=1, max=CONTEXT - 1)}, {"input_pos": None}) if dynamic else None
+    with torch.no_grad():
+        return torch.export.export(copy.deepcopy(model), (tokens, {"input_pos": torch.tensor([0])}),
+                                   dynamic_shapes=shapes, strict=False)
+
+
+class Conversation:
+    """Greedy generation step by step through any `step(tokens, position) -> logits`."""
+
+    def __init__(self, step) -> None:
+        self.step = step
+
+    def generate(self, prompt: Sequence[int], new_tokens: int, start: int = 0, one_call_prefill: bool = True):
+        """(generated ids, the logits of every step)."""
+        logits = []
+        position = start
+        if one_call_prefill:
+            logits.append(self.step(torch.tensor([list(prompt)]), position))
+            position += len(prompt)
+        else:
+            for token in prompt:
+                logits.append(self.step(torch.tensor([[token]]), position))
+                position += 1
+        generated = []
+        for _ in range(new_tokens):
+            token = int(logits[-1][0].argmax(-1) if logits[-1].dim() == 2 else logits[-1][0, -1].argmax(-1))
+            generated.append(token)
+            logits.append(self.step(torch.tensor([[token]]), position))
+            position += 1
+        return generated, logits
+
+
+def eager_step(model):
+    """A step function of an eager model (it keeps its own KV cache, as the program does)."""
+
+    def step(tokens, position):
+        with torch.no_grad():
+            return model(tokens, {"input_pos": torch.tensor([position])})
+
+    return step
+
+
+def method_step(method):
+    def step(tokens, position):
+        return method.execute([tokens, torch.tensor([position])])[0]
+
+    return step
