@@ -18,7 +18,7 @@ from typing import Dict, Iterable, Optional, Set, Union
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from . import ir_conversion, shape_bounds
+from . import ir_conversion, rewrites, shape_bounds
 
 logger = logging.getLogger(__name__)
 
@@ -112,6 +112,8 @@ class NodeSupport(OperatorSupportBase):
             try:
                 ir_conversion.convert(_single_node_graph(node))
                 self._verdicts[key] = None
+            except rewrites.UnsupportedCase as error:
+                self._verdicts[key] = f"not computed exactly: {error}"
             except ir_conversion.ConversionError as error:
                 self._verdicts[key] = f"OpenVINO's frontend cannot convert it: {error}"
         return self._verdicts[key]
