@@ -66,6 +66,10 @@ class NodeSupport(OperatorSupportBase):
         self._verdicts: Dict[tuple, Optional[str]] = {}
         self.refusals: Dict[str, str] = {}  # node name -> reason, for reports and tests
 
+    def skips_op(self, name: str) -> bool:
+        """Whether skip_ops names the operator `name` ("aten.add.Tensor")."""
+        return _matches(name, self.skip_ops)
+
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         reason = self.reason_to_refuse(node)
         if reason is not None and node.op == "call_function" and node.name not in self.refusals:
@@ -83,7 +87,7 @@ class NodeSupport(OperatorSupportBase):
             source = node.args[0]
             return None if isinstance(source, torch.fx.Node) and self.reason_to_refuse(source) is None else "reads a node that is not delegated"
         name = op_name(node.target)
-        if _matches(name, self.skip_ops):
+        if self.skips_op(name):
             return "excluded by skip_ops"
         if _is_size_query(node):
             # The size of a dynamic dimension, read inside the delegate where reshapes use it.

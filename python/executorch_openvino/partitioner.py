@@ -11,7 +11,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs
+from . import compile_specs, recurrent
 from .backend_id import BACKEND_ID
 from .op_support import NodeSupport, OpSpec
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
@@ -51,6 +51,12 @@ class OpenvinoPartitioner(Partitioner):
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)
         self.last_support: Optional[NodeSupport] = None
+
+    def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
+        """Keeps the recurrent layers this delegate takes whole through to_edge (recurrent.py): their
+        decomposition is what makes lowering an LSTM slow."""
+        support = NodeSupport(self.skip_ops, self.skip_nodes)
+        return recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         support = NodeSupport(self.skip_ops, self.skip_nodes)

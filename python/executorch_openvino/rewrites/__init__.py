@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from . import avg_pooling, embedding_bag, integer_division, median, round_decimals
+from . import avg_pooling, embedding_bag, integer_division, median, recurrent, round_decimals
 from .builder import UnsupportedCase, replace_node
 
 __all__ = ["UnsupportedCase", "apply"]
@@ -24,6 +24,7 @@ _REWRITES = {
     **median.REWRITES,
     **embedding_bag.REWRITES,
     **round_decimals.REWRITES,
+    **recurrent.REWRITES,
 }
 
 REWRITTEN_OP_NAMES = frozenset(_REWRITES)
