@@ -6,8 +6,9 @@
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
 #                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
-#                every alternative, each optimisation before and after, start-up times, and int8
-#                accuracy on every CPU class reachable here (about 35 minutes; make bench-quick: a
+#                every alternative, the Hugging Face zoo (bench/hf_zoo.py), recurrent models' lowering
+#                time before and after, each optimisation before and after, start-up times, and int8
+#                accuracy on every CPU class reachable here (about 50 minutes; make bench-quick: a
 #                two-minute smoke run; make bench-startup / bench-int8: those alone)
 #   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
@@ -120,6 +121,10 @@ bench: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) BENCH_SECONDS=$(if $(QUICK),4,20) \
 		BENCH_RESULTS=$(abspath bench/results)$(if $(QUICK),/quick) $(PYTHON) bench/run_overhead.py
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/zoo.py $(if $(QUICK),--quick)
+	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so HF_HUB_OFFLINE=1 \
+		$(PYTHON) bench/hf_zoo.py $(if $(QUICK),--size small --models bert,vit --rounds 2)
+	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
+		$(PYTHON) bench/lowering_time.py)
 	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/before_after.py \
 		--build-befores $(BENCH_BEFORES))
 	@$(if $(QUICK),true,$(PYTHON) bench/startup.py)

@@ -19,7 +19,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import shape_bounds
+from . import rewrites, shape_bounds
+from .constant_folding import fold_constants
+from .rewrites.builder import Builder
 
 # Element types of tensors the delegate exchanges with ExecuTorch. float64 is left out on purpose:
 # OpenVINO's CPU plugin computes it in f32, which would silently change results.
@@ -55,6 +57,7 @@ def _ov_type(dtype: torch.dtype):
 _DIM_ORDER_OPS = {
     "dim_order_ops._clone_dim_order.default": torch.ops.aten.clone.default,
     "dim_order_ops._to_dim_order_copy.default": torch.ops.aten._to_copy.default,
+    "dim_order_ops._empty_dim_order.default": torch.ops.aten.empty.memory_format,
 }
 
 DIM_ORDER_OP_NAMES = frozenset(_DIM_ORDER_OPS)
@@ -157,23 +160,6 @@ def _is_zero(graph_module: torch.fx.GraphModule, value) -> bool:
     return tensor is not None and not bool(tensor.any())
 
 
-class _Builder:
-    """Inserts ATen calls before a node; `call` returns the new node."""
-
-    def __init__(self, graph: torch.fx.Graph, before: torch.fx.Node) -> None:
-        self.graph, self.before = graph, before
-
-    def call(self, op, *args, **kwargs) -> torch.fx.Node:
-        with self.graph.inserting_before(self.before):
-            return self.graph.call_function(op, args, kwargs)
-
-    def per_channel_view(self, value: torch.fx.Node, axis: int, rank: int) -> torch.fx.Node:
-        # scales and zero points are 1-d; shaped to broadcast along `axis` of the data.
-        shape = [1] * rank
-        shape[axis] = -1
-        return self.call(torch.ops.aten.view.default, value, shape)
-
-
 def _value(graph_module: torch.fx.GraphModule, node) -> torch.Tensor:
     """The (fake or stored) tensor a node stands for, for its rank and dtype."""
     value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
@@ -188,7 +174,7 @@ def _spell_out_quantize(graph_module: torch.fx.GraphModule, node: torch.fx.Node)
     """clamp(round(x * (1 / scale)) + zero_point, qmin, qmax).to(dtype)"""
     aten = torch.ops.aten
     packet, overload = _packet_and_overload(node)
-    build = _Builder(graph_module.graph, node)
+    build = Builder(graph_module, node)
     x = node.args[0]
     source = _value(graph_module, x)
     if source.dtype != torch.float32:
@@ -217,7 +203,7 @@ def _spell_out_dequantize(graph_module: torch.fx.GraphModule, node: torch.fx.Nod
     decompression pattern OpenVINO recognises (the Subtract is left out for a zero point of 0)."""
     aten = torch.ops.aten
     packet, overload = _packet_and_overload(node)
-    build = _Builder(graph_module.graph, node)
+    build = Builder(graph_module, node)
     x = node.args[0]
     out_dtype = node.kwargs.get("out_dtype") or torch.float32
     if packet == _DEQUANTIZE_PER_CHANNEL:
@@ -310,14 +296,17 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
     ov.Model whose parameters have the placeholders' dtypes and shapes, dynamic sizes bounded by
     `ranges` (an ExportedProgram's range_constraints, the ranges the user declared) or else by what
     tracing proved. Contiguous dim-order copies in the graph are first rewritten into their ATen
-    ops, and quantize / dequantize nodes the frontend would not translate faithfully into ATen
-    arithmetic."""
+    ops, the operators of rewrites/ into ATen calls OpenVINO computes exactly (rewrites.UnsupportedCase
+    when they cannot), what depends on no input is computed by PyTorch (constant_folding), and
+    quantize / dequantize nodes the frontend would not translate faithfully into ATen arithmetic."""
     from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
     revert_dim_order_ops(graph_module)
+    rewrites.apply(graph_module)
+    fold_constants(graph_module)
     spell_out_unpaired_quantization(graph_module)
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    scalars = _scalar_placeholders_as_tensors(placeholders)
+    _scalar_placeholders_as_tensors(placeholders)
     try:
         decoder = TorchFXPythonDecoder(graph_module)
         model = _frontend().convert(_frontend().load(decoder))
@@ -335,24 +324,33 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
             raise ConversionError(f"input {node.name} is not a tensor")
         parameter = port.get_node()
         parameter.set_element_type(_ov_type(value.dtype))
-        if node.name in scalars:
-            parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # rank 0
-            continue
         parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # bounds of dynamic sizes kept
+    _copy_passed_through_inputs(model)
     model.validate_nodes_and_infer_types()
     return model
 
 
-def _scalar_placeholders_as_tensors(placeholders) -> set:
+def _scalar_placeholders_as_tensors(placeholders) -> None:
     """Symbolic ints a partition reads (a dynamic size computed outside it) become rank-0 int64
     inputs: the frontend then reads them like any tensor, and the delegate writes ExecuTorch's Int
-    value into that input at run time. Returns their names."""
-    scalars = set()
+    value into that input at run time."""
     for node in placeholders:
         if isinstance(node.meta.get("val"), (torch.SymInt, int)) and not isinstance(node.meta.get("val"), bool):
             node.meta["val"] = torch.empty((), dtype=torch.int64)
-            scalars.add(node.name)
-    return scalars
+
+
+def _copy_passed_through_inputs(model) -> None:
+    """Puts a Convert (to the same type) between a parameter and a result it feeds directly (a
+    clone, an identity transpose): OpenVINO's CPU plugin then aliases the output to the input and
+    never writes the output tensor the caller set, and other outputs computed from that input read
+    the caller's output buffer instead."""
+    from openvino import opset13
+
+    for result in model.get_results():
+        source = result.input(0).get_source_output()
+        if source.get_node().get_type_name() == "Parameter":
+            copy = opset13.convert(source, source.get_node().get_element_type())
+            result.input(0).replace_source_output(copy.output(0))
 
 
 def serialize(model, compress_to_fp16: bool = False) -> Tuple[bytes, bytes]:

@@ -18,7 +18,7 @@ from typing import Dict, Iterable, Optional, Set, Union
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from . import ir_conversion, shape_bounds
+from . import ir_conversion, rewrites, shape_bounds
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +66,10 @@ class NodeSupport(OperatorSupportBase):
         self._verdicts: Dict[tuple, Optional[str]] = {}
         self.refusals: Dict[str, str] = {}  # node name -> reason, for reports and tests
 
+    def skips_op(self, name: str) -> bool:
+        """Whether skip_ops names the operator `name` ("aten.add.Tensor")."""
+        return _matches(name, self.skip_ops)
+
     def is_node_supported(self, submodules, node: torch.fx.Node) -> bool:
         reason = self.reason_to_refuse(node)
         if reason is not None and node.op == "call_function" and node.name not in self.refusals:
@@ -83,7 +87,7 @@ class NodeSupport(OperatorSupportBase):
             source = node.args[0]
             return None if isinstance(source, torch.fx.Node) and self.reason_to_refuse(source) is None else "reads a node that is not delegated"
         name = op_name(node.target)
-        if _matches(name, self.skip_ops):
+        if self.skips_op(name):
             return "excluded by skip_ops"
         if _is_size_query(node):
             # The size of a dynamic dimension, read inside the delegate where reshapes use it.
@@ -112,6 +116,8 @@ class NodeSupport(OperatorSupportBase):
             try:
                 ir_conversion.convert(_single_node_graph(node))
                 self._verdicts[key] = None
+            except rewrites.UnsupportedCase as error:
+                self._verdicts[key] = f"not computed exactly: {error}"
             except ir_conversion.ConversionError as error:
                 self._verdicts[key] = f"OpenVINO's frontend cannot convert it: {error}"
         return self._verdicts[key]

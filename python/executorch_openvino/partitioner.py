@@ -11,7 +11,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs, scalar_boundaries
+from . import compile_specs, recurrent, scalar_boundaries
 from .backend_id import BACKEND_ID
 from .llm import stateful
 from .op_support import NodeSupport, OpSpec
@@ -58,6 +58,12 @@ class OpenvinoPartitioner(Partitioner):
         self.stateful = stateful
         self.last_support: Optional[NodeSupport] = None
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
+
+    def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
+        """Keeps the recurrent layers this delegate takes whole through to_edge (recurrent.py): their
+        decomposition is what makes lowering an LSTM slow."""
+        support = NodeSupport(self.skip_ops, self.skip_nodes)
+        return recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         support = NodeSupport(self.skip_ops, self.skip_nodes)

@@ -48,10 +48,11 @@ class Lowered:
         return list(self.method.execute(list(inputs)))
 
 
-def lower(model: nn.Module, inputs: tuple, folder: Path, name: str = "model", **partitioner_args) -> Lowered:
+def lower(model: nn.Module, inputs: tuple, folder: Path, name: str = "model", compile_config=None,
+          **partitioner_args) -> Lowered:
     exported = torch.export.export(model, inputs)
     partitioner = executorch_openvino.OpenvinoPartitioner(**partitioner_args)
-    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=compile_config)
     # Read before to_executorch(), which rewrites this graph in place (out variants, allocations).
     graph_module = edge.exported_program().graph_module
     backend_ids = [getattr(graph_module, call.args[0].target).backend_id for call in delegate_calls(graph_module.graph)]

@@ -1,0 +1,80 @@
+"""Folds the parts of a graph that depend on no input, computing them with PyTorch itself.
+
+Index arithmetic built from constants (reflection padding's arange / abs / sub, relative
+positions in attention) is then a stored constant in the IR. That is exact by construction, and it
+avoids a miscompilation in OpenVINO's CPU plugin, which drops an Abs applied to a Range of
+constant bounds (abs(arange(-3, 2)) gives -3, -2, -1, 0, 1).
+
+A node is folded when every node it reads is a stored constant (get_attr) or folded itself, its
+operator is deterministic, it is not a quantize / dequantize (their integers stay in the IR on
+purpose, see ir_conversion) and its result is small: large results (a causal mask of a long
+sequence, a transposed weight) are left to OpenVINO rather than stored.
+"""
+
+from __future__ import annotations
+
+import torch
+
+MAX_FOLDED_ELEMENTS = 1 << 16
+
+_NOT_FOLDED_NAMESPACES = ("quantized_decomposed.",)
+_NOT_FOLDED_OPS = {"aten.empty.memory_format", "aten.empty_strided.default", "dim_order_ops._empty_dim_order.default"}
+
+
+def _foldable_op(node: torch.fx.Node) -> bool:
+    from .op_support import op_name
+
+    overload = getattr(node.target, "_op", node.target)
+    if not isinstance(overload, torch._ops.OpOverload):
+        return False
+    name = op_name(node.target)
+    if name.startswith(_NOT_FOLDED_NAMESPACES) or name in _NOT_FOLDED_OPS:
+        return False
+    if torch.Tag.nondeterministic_seeded in overload.tags or overload._schema.is_mutable:
+        return False
+    return True
+
+
+def _stored(graph_module: torch.fx.GraphModule, node: torch.fx.Node):
+    owner = graph_module
+    for part in node.target.split("."):
+        owner = getattr(owner, part, None)
+    return owner if isinstance(owner, torch.Tensor) else None
+
+
+def fold_constants(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Replaces, in place, every foldable node by a get_attr of its value."""
+    graph = graph_module.graph
+    values = {}
+    for node in graph.nodes:
+        if node.op == "get_attr":
+            stored = _stored(graph_module, node)
+            if stored is not None:
+                values[node] = stored
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function" or not _foldable_op(node):
+            continue
+        expected = node.meta.get("val")
+        if not isinstance(expected, torch.Tensor) or not isinstance(expected.numel(), int):
+            continue
+        if expected.numel() > MAX_FOLDED_ELEMENTS or any(n not in values for n in node.all_input_nodes):
+            continue
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: values[n])
+        with torch.no_grad():
+            result = node.target(*args, **kwargs)
+        if not isinstance(result, torch.Tensor):
+            continue
+        name = f"_executorch_openvino_folded_{node.name}"
+        graph_module.register_buffer(name, result.contiguous())
+        with graph.inserting_before(node):
+            folded = graph.get_attr(name)
+        folded.meta.update(node.meta)
+        node.replace_all_uses_with(folded)
+        graph.erase_node(node)
+        values[folded] = result
+        changed = True
+    if changed:
+        graph.eliminate_dead_code()
+        graph_module.recompile()
+    return graph_module
