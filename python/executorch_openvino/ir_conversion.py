@@ -20,6 +20,7 @@ from typing import Optional, Tuple
 import torch
 
 from . import rewrites, shape_bounds
+from .llm import custom_ops
 from .constant_folding import fold_constants
 from .rewrites.builder import Builder
 
@@ -302,6 +303,7 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
     from openvino.frontend.pytorch.fx_decoder import TorchFXPythonDecoder
 
     revert_dim_order_ops(graph_module)
+    custom_ops.spell_out(graph_module)
     rewrites.apply(graph_module)
     fold_constants(graph_module)
     spell_out_unpaired_quantization(graph_module)

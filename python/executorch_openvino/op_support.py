@@ -19,6 +19,7 @@ import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
 from . import ir_conversion, rewrites, shape_bounds
+from .llm import custom_ops
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +90,8 @@ class NodeSupport(OperatorSupportBase):
         name = op_name(node.target)
         if self.skips_op(name):
             return "excluded by skip_ops"
+        if custom_ops.is_llm_custom_op(node):  # spelled out by llm/custom_ops.py, its own checks
+            return custom_ops.reason_to_refuse(node)
         if _is_size_query(node):
             # The size of a dynamic dimension, read inside the delegate where reshapes use it.
             source = node.args[0].meta.get("val")

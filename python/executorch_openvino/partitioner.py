@@ -13,7 +13,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from . import compile_specs, recurrent, scalar_boundaries
 from .backend_id import BACKEND_ID
-from .llm import stateful
+from .llm import attention, stateful
 from .op_support import NodeSupport, OpSpec
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
 
@@ -60,10 +60,12 @@ class OpenvinoPartitioner(Partitioner):
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Keeps the recurrent layers this delegate takes whole through to_edge (recurrent.py): their
-        decomposition is what makes lowering an LSTM slow."""
+        """Keeps whole through to_edge what this delegate takes whole: recurrent layers
+        (recurrent.py; their decomposition is what makes lowering an LSTM slow) and attention
+        (llm/attention.py; OpenVINO runs it as one kernel)."""
         support = NodeSupport(self.skip_ops, self.skip_nodes)
-        return recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
+        recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
+        return attention.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
         support = NodeSupport(self.skip_ops, self.skip_nodes)

@@ -27,6 +27,17 @@ def et_llama(dynamic: bool = True, *, layers: int = 2, seed: int = 0, **override
     return construct_transformer(ModelArgs(**args)).eval()
 
 
+def with_custom_ops(model):
+    """The model with ExecuTorch's LLM custom ops (llama::update_cache and llama::custom_sdpa), as
+    its export for XNNPACK applies them (its source transformations)."""
+    from executorch.examples.models.llama.source_transformation.custom_kv_cache import (
+        replace_kv_cache_with_custom_kv_cache,
+    )
+    from executorch.examples.models.llama.source_transformation.sdpa import replace_sdpa_with_custom_op
+
+    return replace_sdpa_with_custom_op(replace_kv_cache_with_custom_kv_cache(copy.deepcopy(model)))
+
+
 def export_et_llama(model, dynamic: bool = True) -> torch.export.ExportedProgram:
     tokens = torch.zeros(1, 4 if dynamic else 1, dtype=torch.long)
     shapes = ({1: Dim("seq", min=1, max=CONTEXT - 1)}, {"input_pos": None}) if dynamic else None

@@ -1,14 +1,18 @@
 """KV caches kept inside OpenVINO as state (python/executorch_openvino/llm/stateful.py), on
-ExecuTorch's own Llama with random weights: the caches are consumed by the delegate (nothing is
-passed in, copied out or back per step), a prompt of any length is one call, greedy ids equal
-eager PyTorch over 64 steps, position 0 starts a new conversation, and two loaded programs hold
-two conversations at once."""
+ExecuTorch's own Llama with random weights, exported three ways: with a dynamic prompt length
+(enable_dynamic_shape), one token per call, and with ExecuTorch's LLM custom ops (llama::update_cache
+and llama::custom_sdpa, llm/custom_ops.py). The caches are consumed by the delegate (nothing is
+passed in, copied out or back per step), attention is OpenVINO's own operation, a prompt of any
+length is one call, greedy ids equal eager PyTorch over 64 steps, position 0 starts a new
+conversation, and two loaded programs hold two conversations at once."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections import Counter
+from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
@@ -16,23 +20,51 @@ import pytest
 import torch
 
 import executorch_openvino
-from executorch.exir import to_edge_transform_and_lower
+from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 from executorch.runtime import Runtime
 from executorch_openvino.blob import parse_blob
-from llm_models import Conversation, eager_step, et_llama, export_et_llama, method_step
+from llm_models import Conversation, eager_step, et_llama, export_et_llama, method_step, with_custom_ops
 from lowering import delegate_calls, outside_ops
 
 PROMPT = [5, 17, 99, 3, 42, 7, 64]
 STEPS = 64
+VARIANTS = ["dynamic_prompt", "one_token", "custom_ops"]
+
+
+@dataclass
+class Lowered:
+    model: torch.nn.Module  # eager
+    partitioner: executorch_openvino.OpenvinoPartitioner
+    pte: bytes
+    buffers_to_mutate: dict  # what ExecuTorch itself still copies back after a call
+    buffers: list  # the program's buffers
+    delegate_calls: int
+    delegate_arg_shapes: list
+    outside_ops: list
+    ir: ov.Model  # the delegate's IR
 
 
 @functools.lru_cache(maxsize=None)
-def lowered(dynamic: bool = True, stateful: bool = True):
-    """(eager model, edge program after lowering, partitioner, .pte) of the tiny Llama."""
-    model = et_llama(dynamic)
+def lowered(variant: str = "dynamic_prompt", stateful: bool = True) -> Lowered:
+    """The tiny Llama exported one way and lowered (what the lowered graph holds is read before
+    to_executorch, which rewrites it)."""
+    dynamic = variant != "one_token"
+    model = et_llama(dynamic, use_sdpa_with_kv_cache_op=variant == "custom_ops")
+    if variant == "custom_ops":
+        model = with_custom_ops(model)
     partitioner = executorch_openvino.OpenvinoPartitioner(stateful=stateful)
-    edge = to_edge_transform_and_lower(export_et_llama(model, dynamic), partitioner=[partitioner])
-    return model, edge, partitioner, edge.to_executorch().buffer
+    # The custom ops are not core ATen: ExecuTorch's own LLM export lowers without its IR check.
+    config = EdgeCompileConfig(_check_ir_validity=False) if variant == "custom_ops" else None
+    edge = to_edge_transform_and_lower(export_et_llama(model, dynamic), partitioner=[partitioner], compile_config=config)
+    program = edge.exported_program()
+    graph_module = program.graph_module
+    calls = delegate_calls(graph_module.graph)
+    blob = parse_blob(getattr(graph_module, calls[0].args[0].target).processed_bytes)
+    ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy()))
+    shapes = [tuple(a.meta["val"].shape) for a in calls[0].args[1:] if isinstance(a.meta.get("val"), torch.Tensor)]
+    facts = Lowered(model, partitioner, b"", dict(program.graph_signature.buffers_to_mutate),
+                    list(program.graph_signature.buffers), len(calls), shapes, outside_ops(graph_module.graph), ir)
+    return dataclasses.replace(facts, pte=edge.to_executorch().buffer)
 
 
 def load(pte):
@@ -41,38 +73,38 @@ def load(pte):
     return Runtime.get().load_program(pte).load_method("forward")
 
 
-def ir_of(edge) -> ov.Model:
-    (call,) = delegate_calls(edge.exported_program().graph_module.graph)
-    blob = parse_blob(getattr(edge.exported_program().graph_module, call.args[0].target).processed_bytes)
-    return ov.Core().read_model(bytes(blob.ir_xml).decode(), ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy()))
-
-
-@pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic_prompt", "one_token"])
-def test_the_kv_caches_are_consumed_and_live_in_openvino_state(dynamic):
-    model, edge, partitioner, _ = lowered(dynamic)
-    caches = {name for name, _ in model.named_buffers() if name.endswith(("k_cache", "v_cache"))}
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_kv_caches_are_consumed_and_live_in_openvino_state(variant):
+    case = lowered(variant)
+    caches = {name for name, _ in case.model.named_buffers() if name.endswith(("k_cache", "v_cache"))}
     assert len(caches) == 4
-    assert set(partitioner.consumed_buffers) == caches
-    program = edge.exported_program()
+    assert set(case.partitioner.consumed_buffers) == caches
     # ExecuTorch keeps no mutation of its own: nothing is copied back after a call ...
-    assert program.graph_signature.buffers_to_mutate == {}
-    assert not caches & set(program.graph_signature.buffers)
+    assert case.buffers_to_mutate == {}
+    assert not caches & set(case.buffers)
     # ... and the one delegate call takes no cache: the tokens, and (dynamic) the pieces of the
     # position ExecuTorch computes (mask and rotary rows, the sequence length).
-    (call,) = delegate_calls(program.graph_module.graph)
-    shapes = [tuple(a.meta["val"].shape) for a in call.args[1:] if isinstance(a.meta.get("val"), torch.Tensor)]
-    cache_shape = tuple(dict(model.named_buffers())[next(iter(caches))].shape)
-    assert cache_shape not in shapes, shapes
-    ir = ir_of(edge)
+    assert case.delegate_calls == 1
+    cache_shape = tuple(dict(case.model.named_buffers())[next(iter(caches))].shape)
+    assert cache_shape not in case.delegate_arg_shapes, case.delegate_arg_shapes
+    ir = case.ir
     types = Counter(op.get_type_name() for op in ir.get_ops())
     assert types["ReadValue"] == types["Assign"] == 4, types
     assert sorted(v.get_info().variable_id for v in ir.get_variables()) == sorted(caches)
-    if not dynamic:
-        assert outside_ops(program.graph_module.graph) == []
+    # Attention is OpenVINO's own operation in every layer (not matrix products and a softmax).
+    assert types["ScaledDotProductAttention"] == 2 and types["Softmax"] == 0, types
+    if variant == "one_token":
+        assert case.outside_ops == []
+    else:  # what ExecuTorch computes for the position: .item(), its checks, sizes and slices
+        scalar_work = {"aten._local_scalar_dense.default", "aten._assert_scalar.default", "aten.sym_size.int",
+                       "aten.scalar_tensor.default", "aten.slice_copy.Tensor", "aten.select_copy.int", "le", "lt", "ge",
+                       "add"}
+        assert set(case.outside_ops) <= scalar_work, case.outside_ops
 
 
-def test_a_prompt_of_any_length_is_one_call():
-    model, _, _, pte = lowered(True)
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops"])
+def test_a_prompt_of_any_length_is_one_call(variant):
+    model, pte = lowered(variant).model, lowered(variant).pte
     method = load(pte)
     eager = copy.deepcopy(model)
     for prompt in ([3], PROMPT, list(range(1, 40))):
@@ -81,17 +113,19 @@ def test_a_prompt_of_any_length_is_one_call():
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("dynamic", [True, False], ids=["dynamic_prompt", "one_token"])
-def test_greedy_ids_equal_eager_over_64_steps(dynamic):
-    model, _, _, pte = lowered(dynamic)
-    expected, expected_logits = Conversation(eager_step(copy.deepcopy(model))).generate(PROMPT, STEPS, one_call_prefill=dynamic)
-    got, got_logits = Conversation(method_step(load(pte))).generate(PROMPT, STEPS, one_call_prefill=dynamic)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_greedy_ids_equal_eager_over_64_steps(variant):
+    model, pte = lowered(variant).model, lowered(variant).pte
+    one_call = variant != "one_token"
+    expected, expected_logits = Conversation(eager_step(copy.deepcopy(model))).generate(PROMPT, STEPS, one_call_prefill=one_call)
+    got, got_logits = Conversation(method_step(load(pte))).generate(PROMPT, STEPS, one_call_prefill=one_call)
     assert got == expected
     assert max(float((a - b).abs().max()) for a, b in zip(got_logits, expected_logits)) < 1e-4
 
 
-def test_position_zero_starts_a_new_conversation():
-    model, _, _, pte = lowered(True)
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops"])
+def test_position_zero_starts_a_new_conversation(variant):
+    model, pte = lowered(variant).model, lowered(variant).pte
     method = load(pte)
     Conversation(method_step(method)).generate(PROMPT, 20)  # a first conversation fills the cache
     second = [11, 12, 13]
@@ -107,7 +141,7 @@ def test_position_zero_starts_a_new_conversation():
 
 
 def test_two_conversations_in_two_programs_at_once():
-    model, _, _, pte = lowered(True)
+    model, pte = lowered().model, lowered().pte
     ours = [load(pte), load(pte)]
     eager = [copy.deepcopy(model), copy.deepcopy(model)]
     prompts = [PROMPT, [100, 1, 2]]
@@ -125,9 +159,9 @@ def test_two_conversations_in_two_programs_at_once():
 
 
 def test_stateful_false_leaves_the_caches_to_executorch():
-    model, edge, partitioner, pte = lowered(True, stateful=False)
-    assert partitioner.consumed_buffers == {}
-    assert len(edge.exported_program().graph_signature.buffers_to_mutate) == 4
-    expected, _ = Conversation(eager_step(copy.deepcopy(model))).generate(PROMPT, 10)
-    got, _ = Conversation(method_step(load(pte))).generate(PROMPT, 10)
+    case = lowered(stateful=False)
+    assert case.partitioner.consumed_buffers == {}
+    assert len(case.buffers_to_mutate) == 4
+    expected, _ = Conversation(eager_step(copy.deepcopy(case.model))).generate(PROMPT, 10)
+    got, _ = Conversation(method_step(load(case.pte))).generate(PROMPT, 10)
     assert got == expected

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import torch
 
+from ..llm import attention
 from . import avg_pooling, embedding_bag, integer_division, median, recurrent, round_decimals
 from .builder import UnsupportedCase, replace_node
 
@@ -25,6 +26,7 @@ _REWRITES = {
     **embedding_bag.REWRITES,
     **round_decimals.REWRITES,
     **recurrent.REWRITES,
+    **attention.REWRITES,
 }
 
 REWRITTEN_OP_NAMES = frozenset(_REWRITES)
