@@ -65,11 +65,39 @@ class Conversation:
                 position += 1
         generated = []
         for _ in range(new_tokens):
-            token = int(logits[-1][0].argmax(-1) if logits[-1].dim() == 2 else logits[-1][0, -1].argmax(-1))
+            last = logits[-1][0] if logits[-1].dim() == 2 else logits[-1][0, -1]  # [1, vocab] or [1, n, vocab]
+            token = int(last.argmax(-1))
             generated.append(token)
             logits.append(self.step(torch.tensor([[token]]), position))
             position += 1
         return generated, logits
+
+
+def hf_llama(seed: int = 0):
+    """A transformers LlamaForCausalLM of the same size as et_llama, random weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, vocab_size=128, max_position_embeddings=CONTEXT)
+    return LlamaForCausalLM(config).eval()
+
+
+def hf_step(decoder):
+    """A step function of transformers' convention: (input_ids, cache_position) -> logits [1, n, vocab]."""
+
+    def step(tokens, position):
+        with torch.no_grad():
+            return decoder(input_ids=tokens, cache_position=torch.arange(position, position + tokens.shape[1]))
+
+    return step
+
+
+def hf_method_step(method):
+    def step(tokens, position):
+        return method.execute([tokens, torch.arange(position, position + tokens.shape[1])])[0]
+
+    return step
 
 
 def eager_step(model):

@@ -1,7 +1,8 @@
 """KV caches kept inside OpenVINO as state (python/executorch_openvino/llm/stateful.py), on
 ExecuTorch's own Llama with random weights, exported three ways: with a dynamic prompt length
 (enable_dynamic_shape), one token per call, and with ExecuTorch's LLM custom ops (llama::update_cache
-and llama::custom_sdpa, llm/custom_ops.py). The caches are consumed by the delegate (nothing is
+and llama::custom_sdpa, llm/custom_ops.py); and a transformers LlamaForCausalLM with a static cache
+(llm/hf_export.py). The caches are consumed by the delegate (nothing is
 passed in, copied out or back per step), attention is OpenVINO's own operation, a prompt of any
 length is one call, greedy ids equal eager PyTorch over 64 steps, position 0 starts a new
 conversation, and two loaded programs hold two conversations at once."""
@@ -23,12 +24,14 @@ import executorch_openvino
 from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 from executorch.runtime import Runtime
 from executorch_openvino.blob import parse_blob
-from llm_models import Conversation, eager_step, et_llama, export_et_llama, method_step, with_custom_ops
+from executorch_openvino.llm.hf_export import export_causal_lm, static_cache_decoder
+from llm_models import (CONTEXT, Conversation, eager_step, et_llama, export_et_llama, hf_llama, hf_method_step, hf_step,
+                        method_step, with_custom_ops)
 from lowering import delegate_calls, outside_ops
 
 PROMPT = [5, 17, 99, 3, 42, 7, 64]
 STEPS = 64
-VARIANTS = ["dynamic_prompt", "one_token", "custom_ops"]
+VARIANTS = ["dynamic_prompt", "one_token", "custom_ops", "hf_static_cache"]
 
 
 @dataclass
@@ -49,13 +52,19 @@ def lowered(variant: str = "dynamic_prompt", stateful: bool = True) -> Lowered:
     """The tiny Llama exported one way and lowered (what the lowered graph holds is read before
     to_executorch, which rewrites it)."""
     dynamic = variant != "one_token"
-    model = et_llama(dynamic, use_sdpa_with_kv_cache_op=variant == "custom_ops")
-    if variant == "custom_ops":
-        model = with_custom_ops(model)
+    if variant == "hf_static_cache":
+        hf = hf_llama()
+        exported = export_causal_lm(copy.deepcopy(hf), CONTEXT)
+        model = static_cache_decoder(hf, CONTEXT)  # the eager reference, with its own cache
+    else:
+        model = et_llama(dynamic, use_sdpa_with_kv_cache_op=variant == "custom_ops")
+        if variant == "custom_ops":
+            model = with_custom_ops(model)
+        exported = export_et_llama(model, dynamic)
     partitioner = executorch_openvino.OpenvinoPartitioner(stateful=stateful)
     # The custom ops are not core ATen: ExecuTorch's own LLM export lowers without its IR check.
     config = EdgeCompileConfig(_check_ir_validity=False) if variant == "custom_ops" else None
-    edge = to_edge_transform_and_lower(export_et_llama(model, dynamic), partitioner=[partitioner], compile_config=config)
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=config)
     program = edge.exported_program()
     graph_module = program.graph_module
     calls = delegate_calls(graph_module.graph)
@@ -67,6 +76,20 @@ def lowered(variant: str = "dynamic_prompt", stateful: bool = True) -> Lowered:
     return dataclasses.replace(facts, pte=edge.to_executorch().buffer)
 
 
+def eager_of(variant: str, model):
+    """A step function of a fresh copy of the eager model, in the variant's calling convention."""
+    return (hf_step if variant == "hf_static_cache" else eager_step)(copy.deepcopy(model))
+
+
+def ours_of(variant: str, method):
+    return (hf_method_step if variant == "hf_static_cache" else method_step)(method)
+
+
+def steps(variant: str, case: "Lowered"):
+    """(eager step, a step function of a freshly loaded program)."""
+    return eager_of(variant, case.model), ours_of(variant, load(case.pte))
+
+
 def load(pte):
     # Program.load_method hands back the same method for the same program: a second conversation
     # needs a program of its own.
@@ -76,7 +99,8 @@ def load(pte):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_the_kv_caches_are_consumed_and_live_in_openvino_state(variant):
     case = lowered(variant)
-    caches = {name for name, _ in case.model.named_buffers() if name.endswith(("k_cache", "v_cache"))}
+    caches = {name for name, _ in case.model.named_buffers() if name.endswith(("k_cache", "v_cache"))
+              or "key_cache" in name or "value_cache" in name}
     assert len(caches) == 4
     assert set(case.partitioner.consumed_buffers) == caches
     # ExecuTorch keeps no mutation of its own: nothing is copied back after a call ...
@@ -93,7 +117,7 @@ def test_the_kv_caches_are_consumed_and_live_in_openvino_state(variant):
     assert sorted(v.get_info().variable_id for v in ir.get_variables()) == sorted(caches)
     # Attention is OpenVINO's own operation in every layer (not matrix products and a softmax).
     assert types["ScaledDotProductAttention"] == 2 and types["Softmax"] == 0, types
-    if variant == "one_token":
+    if variant in ("one_token", "hf_static_cache"):
         assert case.outside_ops == []
     else:  # what ExecuTorch computes for the position: .item(), its checks, sizes and slices
         scalar_work = {"aten._local_scalar_dense.default", "aten._assert_scalar.default", "aten.sym_size.int",
@@ -102,41 +126,39 @@ def test_the_kv_caches_are_consumed_and_live_in_openvino_state(variant):
         assert set(case.outside_ops) <= scalar_work, case.outside_ops
 
 
-@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops"])
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops", "hf_static_cache"])
 def test_a_prompt_of_any_length_is_one_call(variant):
-    model, pte = lowered(variant).model, lowered(variant).pte
-    method = load(pte)
-    eager = copy.deepcopy(model)
+    case = lowered(variant)
+    ours = ours_of(variant, load(case.pte))
     for prompt in ([3], PROMPT, list(range(1, 40))):
-        expected = eager_step(copy.deepcopy(eager))(torch.tensor([prompt]), 0)
-        got = method.execute([torch.tensor([prompt]), torch.tensor([0])])[0]
-        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        expected = eager_of(variant, case.model)(torch.tensor([prompt]), 0)
+        torch.testing.assert_close(ours(torch.tensor([prompt]), 0), expected, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_greedy_ids_equal_eager_over_64_steps(variant):
-    model, pte = lowered(variant).model, lowered(variant).pte
+    eager, ours = steps(variant, lowered(variant))
     one_call = variant != "one_token"
-    expected, expected_logits = Conversation(eager_step(copy.deepcopy(model))).generate(PROMPT, STEPS, one_call_prefill=one_call)
-    got, got_logits = Conversation(method_step(load(pte))).generate(PROMPT, STEPS, one_call_prefill=one_call)
+    expected, expected_logits = Conversation(eager).generate(PROMPT, STEPS, one_call_prefill=one_call)
+    got, got_logits = Conversation(ours).generate(PROMPT, STEPS, one_call_prefill=one_call)
     assert got == expected
     assert max(float((a - b).abs().max()) for a, b in zip(got_logits, expected_logits)) < 1e-4
 
 
-@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops"])
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "custom_ops", "hf_static_cache"])
 def test_position_zero_starts_a_new_conversation(variant):
-    model, pte = lowered(variant).model, lowered(variant).pte
-    method = load(pte)
-    Conversation(method_step(method)).generate(PROMPT, 20)  # a first conversation fills the cache
+    case = lowered(variant)
+    ours = Conversation(ours_of(variant, load(case.pte)))
+    ours.generate(PROMPT, 20)  # a first conversation fills the cache
     second = [11, 12, 13]
-    expected, _ = Conversation(eager_step(copy.deepcopy(model))).generate(second, 30)
-    got, _ = Conversation(method_step(method)).generate(second, 30)
+    expected, _ = Conversation(eager_of(variant, case.model)).generate(second, 30)
+    got, _ = ours.generate(second, 30)
     assert got == expected
     # And a conversation may go on from where it stopped (the runner's multi-turn prefill).
-    turn, _ = Conversation(method_step(method)).generate([9, 8], 10, start=len(second) + 30)
-    eager = copy.deepcopy(model)
-    Conversation(eager_step(eager)).generate(second, 30)
-    expected_turn, _ = Conversation(eager_step(eager)).generate([9, 8], 10, start=len(second) + 30)
+    turn, _ = ours.generate([9, 8], 10, start=len(second) + 30)
+    eager = Conversation(eager_of(variant, case.model))
+    eager.generate(second, 30)
+    expected_turn, _ = eager.generate([9, 8], 10, start=len(second) + 30)
     assert turn == expected_turn
 
 

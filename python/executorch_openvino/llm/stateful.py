@@ -88,7 +88,8 @@ def inline_constants(edge_program: ExportedProgram) -> Tuple[torch.fx.GraphModul
     mutation_outputs = [spec.target for spec in signature.output_specs if spec.kind == OutputKind.BUFFER_MUTATION]
     states = []
     for name, buffer in kept.items():
-        initial = edge_program.state_dict[buffer]
+        # Non-persistent buffers live among the program's constants.
+        initial = edge_program.state_dict.get(buffer, edge_program.constants.get(buffer))
         states.append(State(buffer, order.index(name), mutation_outputs.index(buffer),
                             None if not bool(initial.any()) else initial.detach().clone()))
     return graph_module, states
