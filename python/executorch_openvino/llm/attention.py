@@ -9,6 +9,13 @@ So, before decomposition, the partitioner renames each attention our delegate ta
 executorch_openvino::sdpa (the same schema; its output laid out as ATen's CPU kernel lays it out in
 eager, [B, S, H, D] in memory, so models' transpose + view of it trace as they ran), which
 ExecuTorch leaves alone, and the IR conversion names it back (rewrites) for OpenVINO's frontend.
+
+Self-attention whose query and key lengths are both dynamic (an encoder without a cache) is left to
+the usual decomposition: OpenVINO 2026.4's CPU plugin fuses that attention into a Snippets MHA
+kernel that computes wrong values for every length of 16 or more once the first inference had
+length 1 (native OpenVINO on the same model as well; CPU_RUNTIME_CACHE_CAPACITY=0 hides it, so the
+fault is in its shape cache). Decomposed, it computes right. Attention over a cache of static length,
+as an LLM's, is not affected and stays whole.
 """
 
 from __future__ import annotations
@@ -56,6 +63,9 @@ def keep_whole(exported_program, refusal: Callable[[torch.fx.Node], Optional[str
             continue
         if skipped(op_name(ATEN_SDPA)) or skipped(OUR_NAME):
             continue
+        if _dynamic_self_attention(node):
+            logger.info("decomposing %s as usual: query and key lengths are both dynamic", node.name)
+            continue
         node.target = OURS
         reason = refusal(node)
         if reason is not None:
@@ -66,6 +76,14 @@ def keep_whole(exported_program, refusal: Callable[[torch.fx.Node], Optional[str
     if renamed:
         graph_module.recompile()
     return exported_program
+
+
+def _dynamic_self_attention(node: torch.fx.Node) -> bool:
+    query, key = node.args[0], node.args[1]
+    lengths = [getattr(n, "meta", {}).get("val") for n in (query, key)]
+    if any(val is None or val.dim() < 2 for val in lengths):
+        return False
+    return all(not isinstance(val.shape[-2], int) for val in lengths)
 
 
 def _back_to_aten(graph_module, node):
