@@ -19,9 +19,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from . import rewrites, shape_bounds
+from . import low_bit_weights, rewrites, shape_bounds
+from .constant_folding import fold_constants, fold_integer_weights
 from .llm import custom_ops
-from .constant_folding import fold_constants
 from .rewrites.builder import Builder
 
 # Element types of tensors the delegate exchanges with ExecuTorch. float64 is left out on purpose:
@@ -304,6 +304,7 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
 
     revert_dim_order_ops(graph_module)
     custom_ops.spell_out(graph_module)
+    fold_integer_weights(graph_module)  # before rewrites: PyTorch computes stored integers exactly
     rewrites.apply(graph_module)
     fold_constants(graph_module)
     spell_out_unpaired_quantization(graph_module)
@@ -328,6 +329,7 @@ def convert(graph_module: torch.fx.GraphModule, ranges=None):
         parameter.set_element_type(_ov_type(value.dtype))
         parameter.set_partial_shape(shape_bounds.partial_shape(value.shape, ranges))  # bounds of dynamic sizes kept
     _copy_passed_through_inputs(model)
+    low_bit_weights.narrow_group_wise_weights(model)
     model.validate_nodes_and_infer_types()
     return model
 

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 LIBRARY_VARIABLE = "EXECUTORCH_OPENVINO_LIBRARY"
 # Importing it loads libexecutorch.so and registers ExecuTorch's own delegates.
+EXECUTORCH_LLM_RUNNER = "executorch.extension.llm.runner"
 EXECUTORCH_BINDINGS = "executorch.extension.pybindings.portable_lib"
 _LIBRARY_NAME = "executorch_openvino.dll" if sys.platform == "win32" else "libexecutorch_openvino.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -173,8 +174,10 @@ def load() -> Optional[LoadedLibrary]:
 
 
 def load_after_executorch() -> None:
-    """Loads the library as soon as ExecuTorch's Python bindings are imported (now, when they are)."""
-    after_import.call_after_import(EXECUTORCH_BINDINGS, load)
+    """Loads the library as soon as ExecuTorch's Python bindings, or its LLM runner's (which link
+    the same runtime library), are imported (now, when they are)."""
+    for module in (EXECUTORCH_BINDINGS, EXECUTORCH_LLM_RUNNER):
+        after_import.call_after_import(module, load)
 
 
 def backend_library(backend_id: str) -> str:

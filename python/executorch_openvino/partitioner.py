@@ -6,6 +6,8 @@ import logging
 import operator
 from typing import Any, Iterable, Mapping, Optional
 
+import torch
+
 from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
 from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
@@ -58,6 +60,20 @@ class OpenvinoPartitioner(Partitioner):
         self.stateful = stateful
         self.last_support: Optional[NodeSupport] = None
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
+
+    def ops_to_not_decompose(self, exported_program: ExportedProgram):
+        """Operators outside core ATen that the delegate takes and that to_edge must therefore let
+        through: the bit shift NNCF unpacks its int4 weights with (low_bit_weights.py), where it
+        reads a stored weight."""
+        signature = exported_program.graph_signature
+        stored = set(signature.inputs_to_parameters) | set(signature.inputs_to_buffers) | set(
+            signature.inputs_to_lifted_tensor_constants)
+
+        def reads_stored_weight(node: torch.fx.Node) -> bool:
+            source = node.args[0] if node.args else None
+            return isinstance(source, torch.fx.Node) and (source.op == "get_attr" or source.name in stored)
+
+        return [torch.ops.aten.bitwise_right_shift.Tensor_Scalar], reads_stored_weight
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Keeps whole through to_edge what this delegate takes whole: recurrent layers

@@ -8,6 +8,8 @@ the IR) and OpenVINO runs it with integer kernels.
                             calibrated on sample inputs; for convolutional networks.
     compress_weights_int8   int8 weights for Linear / matmul layers, activations left in float;
                             no calibration data; for linear-heavy models (transformers, MLPs).
+    compress_weights_int4   int4 weights in groups (embedding and last layer int8 unless asked),
+                            no calibration data; for LLMs (OpenVINO stores them as u4 / i4).
     OverflowSafeQuantizer   wraps a torchao PT2E quantizer of your own so that its int8 weights
                             are accurate on every CPU (the overflow fix, below).
 
@@ -64,14 +66,21 @@ def _as_args(sample: Any) -> Tuple:
     return tuple(sample) if isinstance(sample, (tuple, list)) else (sample,)
 
 
-def _graph_module(model, example_inputs: Optional[Tuple]) -> Tuple[torch.fx.GraphModule, Tuple]:
+def _graph_module(model, example_inputs: Optional[Tuple], dynamic_shapes=None) -> Tuple[torch.fx.GraphModule, Tuple]:
     """The torch.fx graph the quantizers annotate, and the example inputs to re-export it with."""
     if isinstance(model, ExportedProgram):
         example = example_inputs if example_inputs is not None else model.example_inputs[0]
         return model.module(), tuple(example)
     if example_inputs is None:
         raise ValueError("example_inputs are needed to export an nn.Module")
-    return torch.export.export(model.eval(), tuple(example_inputs)).module(), tuple(example_inputs)
+    with torch.no_grad():
+        exported = torch.export.export(model.eval(), tuple(example_inputs), dynamic_shapes=dynamic_shapes, strict=False)
+    return exported.module(), tuple(example_inputs)
+
+
+def _export_again(graph_module: torch.fx.GraphModule, example: Tuple, dynamic_shapes) -> ExportedProgram:
+    with torch.no_grad():
+        return torch.export.export(graph_module, example, dynamic_shapes=dynamic_shapes, strict=False)
 
 
 def quantize_pt2e(
@@ -131,19 +140,48 @@ def quantize_pt2e(
 
 
 def compress_weights_int8(
-    model, example_inputs: Optional[Tuple] = None, *, symmetric: bool = False
+    model, example_inputs: Optional[Tuple] = None, *, symmetric: bool = False, dynamic_shapes=None
 ) -> ExportedProgram:
     """int8 weights for the Linear / matmul (and embedding) layers, with NNCF's
     compress_weights: asymmetric (per output channel scale and zero point, NNCF's default for
     int8) unless `symmetric`. Activations stay float; no calibration data is needed.
 
-    model: an nn.Module (exported here with `example_inputs`) or an ExportedProgram.
+    model:          an nn.Module (exported here with `example_inputs`) or an ExportedProgram.
+    dynamic_shapes: torch.export's dynamic_shapes for the example inputs (e.g. an LLM's prompt
+                    length), used for every export done here.
     """
     nncf = _nncf()
-    graph_module, example = _graph_module(model, example_inputs)
+    graph_module, example = _graph_module(model, example_inputs, dynamic_shapes)
     mode = nncf.CompressWeightsMode.INT8_SYM if symmetric else nncf.CompressWeightsMode.INT8_ASYM
     compressed = nncf.compress_weights(graph_module, mode=mode)
-    return torch.export.export(compressed, example)
+    return _export_again(compressed, example, dynamic_shapes)
+
+
+def compress_weights_int4(
+    model,
+    example_inputs: Optional[Tuple] = None,
+    *,
+    group_size: int = 128,
+    symmetric: bool = True,
+    ratio: float = 1.0,
+    all_layers: bool = False,
+    dynamic_shapes=None,
+) -> ExportedProgram:
+    """int4 weights in groups of `group_size` input values for the Linear / matmul layers, with
+    NNCF's compress_weights (INT4_SYM, or INT4_ASYM unless `symmetric`): `ratio` of them in int4,
+    the rest, and unless `all_layers` the embedding and the last layer, in int8 (NNCF's choice).
+    The delegate stores them as OpenVINO u4 / i4 constants (low_bit_weights.py). No calibration
+    data is needed; for data-aware compression (AWQ, scale estimation) call NNCF yourself.
+
+    model, dynamic_shapes: as for compress_weights_int8. group_size must divide each layer's
+    number of inputs (-1: one group per output channel).
+    """
+    nncf = _nncf()
+    graph_module, example = _graph_module(model, example_inputs, dynamic_shapes)
+    mode = nncf.CompressWeightsMode.INT4_SYM if symmetric else nncf.CompressWeightsMode.INT4_ASYM
+    compressed = nncf.compress_weights(graph_module, mode=mode, group_size=group_size, ratio=ratio,
+                                       all_layers=all_layers)
+    return _export_again(compressed, example, dynamic_shapes)
 
 
 # ---------------------------------------------------------------------------------------------

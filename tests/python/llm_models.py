@@ -64,13 +64,28 @@ class Conversation:
                 logits.append(self.step(torch.tensor([[token]]), position))
                 position += 1
         generated = []
-        for _ in range(new_tokens):
+        for _ in range(new_tokens):  # noqa: B007
             last = logits[-1][0] if logits[-1].dim() == 2 else logits[-1][0, -1]  # [1, vocab] or [1, n, vocab]
             token = int(last.argmax(-1))
             generated.append(token)
             logits.append(self.step(torch.tensor([[token]]), position))
             position += 1
         return generated, logits
+
+
+def teacher_forced(step, prompt: Sequence[int], tokens: Sequence[int]):
+    """The logits after the prompt and after each of `tokens` fed in turn (not the model's own
+    choices), so two models can be compared step by step on the same inputs."""
+    logits = [step(torch.tensor([list(prompt)]), 0)]
+    position = len(prompt)
+    for token in tokens:
+        logits.append(step(torch.tensor([[token]]), position))
+        position += 1
+    return logits
+
+
+def last_token_logits(logits: torch.Tensor) -> torch.Tensor:
+    return logits[0] if logits.dim() == 2 else logits[0, -1]
 
 
 def hf_llama(seed: int = 0):

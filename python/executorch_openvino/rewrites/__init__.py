@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..llm import attention
-from . import avg_pooling, embedding_bag, integer_division, median, recurrent, round_decimals
+from . import avg_pooling, bit_shifts, embedding_bag, integer_division, median, recurrent, round_decimals
 from .builder import UnsupportedCase, replace_node
 
 __all__ = ["UnsupportedCase", "apply"]
@@ -27,6 +27,7 @@ _REWRITES = {
     **round_decimals.REWRITES,
     **recurrent.REWRITES,
     **attention.REWRITES,
+    **bit_shifts.REWRITES,
 }
 
 REWRITTEN_OP_NAMES = frozenset(_REWRITES)

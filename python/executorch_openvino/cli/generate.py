@@ -1,0 +1,122 @@
+"""`generate model.pte --tokenizer T --prompt P`: text generation through ExecuTorch's own LLM
+runner (executorch.extension.llm.runner.TextLLMRunner), printing the text as it comes and then the
+time to the first token, prompt and generation speed, and the process's peak memory."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import resource
+import sys
+from pathlib import Path
+
+from ._common import CliError, options_applied, say, usage_error
+from ._third_party_noise import native_stderr_filtered
+from .run import add_option_argument
+
+# The runner's and its tokenizers' progress lines, which it writes to file descriptor 2 as it goes;
+# this command prints the same numbers once, at the end. Errors still show (and raise).
+RUNNER_PROGRESS_LINE = re.compile(
+    rb"^(\[|I tokenizers:)(text_llm_runner|text_prefiller|text_decoder_runner|text_token_generator|"
+    rb"llm_runner_helper|stats|util|regex|hf_tokenizer|tiktoken|sentencepiece)\.(cpp|h):\d+\] ")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "generate",
+        help="generate text with a .pte language model through ExecuTorch's LLM runner",
+        description="Generates text with ExecuTorch's LLM runner (TextLLMRunner) from a .pte that carries "
+        "the runner's metadata (ExecuTorch's LLM export writes it; so does "
+        "executorch_openvino.llm.text_runner_metadata), then prints the time to the first token, "
+        "the prompt and generation speeds and the peak memory.",
+    )
+    parser.add_argument("pte", type=Path, metavar="MODEL.pte")
+    parser.add_argument("--tokenizer", type=Path, required=True, metavar="FILE",
+                        help="the tokenizer: tokenizer.json (Hugging Face), tokenizer.model (SentencePiece) "
+                        "or a tiktoken file")
+    parser.add_argument("--prompt", required=True)
+    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N", help="default 64")
+    parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
+    parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
+    parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
+    add_option_argument(parser)
+    parser.set_defaults(func=main)
+
+
+def main(args) -> int:
+    for path, what in ((args.pte, "program"), (args.tokenizer, "tokenizer")):
+        if not path.is_file():
+            raise usage_error(f"{path}: no such file (the {what})")
+    if args.max_new_tokens < 1:
+        raise usage_error("--max-new-tokens must be at least 1")
+    with options_applied(args.option):
+        return _generate(args)
+
+
+def _generate(args) -> int:
+    quiet_runner = not getattr(args, "verbose", False)
+    stats = []
+    with contextlib.ExitStack() as stack:
+        # The runner prints each piece (and a "PyTorchObserver" line of JSON) to file descriptor 1
+        # itself; that goes to /dev/null, and this command prints the pieces it is handed.
+        text_out = stack.enter_context(_runner_stdout_discarded())
+        if quiet_runner:
+            stack.enter_context(native_stderr_filtered(RUNNER_PROGRESS_LINE))
+        import executorch_openvino  # noqa: F401  (loads our library with the runner's module)
+        from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
+        def print_piece(piece: str) -> None:
+            if not args.quiet:
+                os.write(text_out, piece.encode("utf-8", "replace"))
+
+        config = GenerationConfig(max_new_tokens=args.max_new_tokens, temperature=args.temperature, echo=args.echo)
+        try:
+            runner = TextLLMRunner(str(args.pte), str(args.tokenizer))
+            runner.generate(args.prompt, config, token_callback=print_piece, stats_callback=stats.append)
+        except RuntimeError as error:
+            raise CliError(f"the runner failed on {args.pte}: {error}") from error
+    if not args.quiet:
+        say()
+    if not stats:
+        raise CliError("the runner returned no statistics")
+    for line in describe(stats[0]):
+        say(line)
+    return 0
+
+
+@contextlib.contextmanager
+def _runner_stdout_discarded():
+    """Yields a descriptor of the real standard output while descriptor 1 points at /dev/null."""
+    sys.stdout.flush()
+    real = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    try:
+        yield real
+    finally:
+        sys.stdout.flush()
+        os.dup2(real, 1)
+        os.close(real)
+
+
+def describe(stats) -> list:
+    """Lines of the run's numbers, from the runner's Stats (times in milliseconds)."""
+    prompt_ms = stats.prompt_eval_end_ms - stats.inference_start_ms
+    first_ms = stats.first_token_ms - stats.inference_start_ms
+    decode_ms = stats.inference_end_ms - stats.first_token_ms
+    decoded = max(stats.num_generated_tokens - 1, 0)  # the first token comes with the prompt
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    lines = [
+        f"prompt: {stats.num_prompt_tokens} tokens in {prompt_ms:.0f} ms ({_rate(stats.num_prompt_tokens, prompt_ms)})",
+        f"time to first token: {first_ms:.0f} ms",
+        f"generated: {stats.num_generated_tokens} tokens, {decoded} after the first in {decode_ms:.0f} ms "
+        f"({_rate(decoded, decode_ms)})",
+        f"model load: {stats.model_load_end_ms - stats.model_load_start_ms:.0f} ms; peak RSS of the process {peak_mib:.0f} MiB",
+    ]
+    return lines
+
+
+def _rate(tokens: int, ms: float) -> str:
+    return f"{tokens * 1000.0 / ms:.1f} tokens/s" if ms > 0 and tokens else "rate n/a"
