@@ -259,7 +259,8 @@ def plot(run: dict, path: Path, title: str) -> None:
         formats = list(record["formats"])
         width = 0.8 / max(1, len(variants))
         for row, (label, get) in enumerate((("decode tokens/s (higher is better)", FormatRun.decode),
-                                            ("prefill ms, 32-token prompt (lower is better)", FormatRun.prefill))):
+                                            (f"prefill ms, {size.prompt}-token prompt (lower is better)",
+                                             FormatRun.prefill))):
             ax = axes[row][column]
             for k, variant in enumerate(variants):
                 xs, ys, low, high = [], [], [], []
