@@ -7,9 +7,9 @@
 #                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
 #                every alternative, the Hugging Face zoo (bench/hf_zoo.py), recurrent models' lowering
-#                time before and after, each optimisation before and after, start-up times, and int8
-#                accuracy on every CPU class reachable here (about 50 minutes; make bench-quick: a
-#                two-minute smoke run; make bench-startup / bench-int8: those alone)
+#                time before and after, each optimisation before and after, start-up times, int8
+#                accuracy on every CPU class reachable here, and LLMs (about 2 hours; make bench-quick:
+#                a two-minute smoke run; make bench-startup / bench-int8 / bench-llm: those alone)
 #   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
 VENV   ?= .venv
@@ -20,7 +20,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 clean distclean
+.PHONY: all setup system-packages venv venv-bench configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm clean distclean
 
 all: build
 
@@ -29,6 +29,10 @@ system-packages:
 
 venv:
 	@bash scripts/setup_venv.sh $(VENV) requirements.txt
+
+# The LLM benchmark's extras (OpenVINO GenAI, optimum-intel, transformers), resolved with the pinned set.
+venv-bench: venv
+	@bash scripts/setup_venv.sh $(VENV) requirements.txt requirements-bench.txt
 
 setup: system-packages venv
 
@@ -129,6 +133,7 @@ bench: build
 		--build-befores $(BENCH_BEFORES))
 	@$(if $(QUICK),true,$(PYTHON) bench/startup.py)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
+	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-llm)
 
 # Start-up alone (a few minutes): import and --help times against `import torch`, fresh processes.
 bench-startup: build
@@ -138,6 +143,14 @@ bench-startup: build
 # and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.
 bench-int8: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/int8_cpu_classes.py
+
+# LLMs (issue 15): a Llama at two sizes (dim 512 / 6 layers and 125 M parameters), fp32, int8 and int4
+# weights; prefill ms and decode tokens/s of ours, XNNPACK (plain and ExecuTorch's custom ops), ExecuTorch's
+# kernels, native OpenVINO and OpenVINO GenAI, interleaved; peak RSS; greedy ids against eager. About an hour.
+# Report in bench/results/llm-<date>.md and .png. LLM_ROUNDS: rounds per size and format.
+LLM_ROUNDS ?= 4
+bench-llm: build venv-bench
+	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/llm_bench.py --rounds $(LLM_ROUNDS)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1

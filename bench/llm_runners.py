@@ -1,0 +1,213 @@
+"""How each variant of the LLM benchmark runs one conversation (a prompt, then greedy steps), and the
+two measurements made in worker processes: a probe (a fresh process: load time, peak RSS, greedy ids
+and logits) and interleaved rounds (every variant of one size and weight format in one process, taking
+turns). Every conversation starts at position 0 of the model's own cache (GenAI and native: state reset).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+
+# OpenVINO properties of native OpenVINO and GenAI's "genai" variant: the numerics ours uses (f32 compute,
+# f32 KV cache) and its latency hint; "genai-default" is LLMPipeline with no properties at all.
+F32_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "PERFORMANCE_HINT": "LATENCY"}
+
+
+def _status_kb(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise KeyError(field)
+
+
+def rss_kb() -> int:
+    return _status_kb("VmRSS")
+
+
+def peak_kb() -> int:
+    return _status_kb("VmHWM")
+
+
+def reset_peak() -> None:
+    """Peak RSS (VmHWM) back to the current RSS."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+class Conversation(dict):
+    """prefill_ms, decode_ms (all steps), ids, logits (the prompt's last row and one a step; None where
+    the variant gives none), and GenAI's own metrics where it has them."""
+
+
+class EtRunner:
+    """A .pte through executorch.runtime; a program of its own per runner (load_method hands back the
+    same method for the same program)."""
+
+    def __init__(self, path: Path, variant: str):
+        if variant == "ours":
+            import executorch_openvino  # noqa: F401  (registers our delegate)
+        if variant == "xnnpack-custom":
+            from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
+        from executorch.runtime import Runtime
+
+        self.method = Runtime.get().load_program(path).load_method("forward")
+
+    def _call(self, tokens: List[List[int]], position: int) -> torch.Tensor:
+        out = self.method.execute([torch.tensor(tokens, dtype=torch.long), torch.tensor([position])])[0]
+        return out[0, -1] if out.dim() == 3 else out[0]
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
+        rows = []
+        start = time.perf_counter()
+        row = self._call([prompt], 0)
+        token = int(row.argmax())
+        prefilled = time.perf_counter()
+        rows.append(row.clone() if keep_logits else None)
+        ids, position = [token], len(prompt)
+        for _ in range(steps):
+            row = self._call([[token]], position)
+            position += 1
+            token = int(row.argmax())
+            ids.append(token)
+            if keep_logits:
+                rows.append(row.clone())
+        done = time.perf_counter()
+        return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3,
+                            ids=ids[:steps], logits=torch.stack(rows).float() if keep_logits else None)
+
+
+class NativeRunner:
+    """optimum-intel's stateful IR driven by one plain ov.InferRequest: input_ids, attention_mask,
+    position_ids and beam_idx as optimum-intel feeds them, the state reset per conversation."""
+
+    def __init__(self, folder: Path):
+        import openvino as ov
+
+        core = ov.Core()
+        compiled = core.compile_model(str(folder / "openvino_model.xml"), "CPU", F32_PROPERTIES)
+        self.request = compiled.create_infer_request()
+        self.names = {port.get_any_name() for port in compiled.inputs}
+
+    def _call(self, tokens: List[int], position: int) -> np.ndarray:
+        n = len(tokens)
+        feed = {"input_ids": np.array([tokens], dtype=np.int64),
+                "attention_mask": np.ones((1, position + n), dtype=np.int64),
+                "position_ids": np.arange(position, position + n, dtype=np.int64)[None],
+                "beam_idx": np.zeros(1, dtype=np.int32)}
+        self.request.infer({k: v for k, v in feed.items() if k in self.names})
+        return self.request.get_tensor("logits").data[0, -1]
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
+        self.request.reset_state()
+        rows = []
+        start = time.perf_counter()
+        row = self._call(prompt, 0)
+        token = int(row.argmax())
+        prefilled = time.perf_counter()
+        rows.append(row.copy() if keep_logits else None)
+        ids, position = [token], len(prompt)
+        for _ in range(steps):
+            row = self._call([token], position)
+            position += 1
+            token = int(row.argmax())
+            ids.append(token)
+            if keep_logits:
+                rows.append(row.copy())
+        done = time.perf_counter()
+        return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3,
+                            ids=ids[:steps], logits=torch.from_numpy(np.stack(rows)).float() if keep_logits else None)
+
+
+class GenaiRunner:
+    """openvino_genai.LLMPipeline on the same IR, fed token ids (TokenizedInputs: no tokenizer is
+    involved), greedy, ignore_eos, steps + 1 new tokens (the first comes from the prompt, as ours' does:
+    `steps` decode calls each). Timed by us around generate() and by its perf metrics (TTFT, TPOT)."""
+
+    def __init__(self, folder: Path, properties: Optional[Dict[str, str]]):
+        import openvino_genai
+
+        self.genai = openvino_genai
+        self.pipe = openvino_genai.LLMPipeline(str(folder), "CPU", **(properties or {}))
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
+        import openvino as ov
+
+        config = self.genai.GenerationConfig()
+        config.max_new_tokens = config.min_new_tokens = steps + 1
+        config.ignore_eos, config.do_sample = True, False
+        inputs = self.genai.TokenizedInputs(ov.Tensor(np.array([prompt], dtype=np.int64)),
+                                            ov.Tensor(np.ones((1, len(prompt)), dtype=np.int64)))
+        start = time.perf_counter()
+        result = self.pipe.generate(inputs, config)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        metrics = result.perf_metrics
+        ttft, tpot = metrics.get_ttft().mean, metrics.get_tpot().mean
+        return Conversation(prefill_ms=ttft, decode_ms=tpot * steps, ids=list(result.tokens[0])[:steps], logits=None,
+                            wall_ms=wall_ms, own_decode_ms=wall_ms - ttft, ttft_ms=ttft, tpot_ms=tpot)
+
+
+def make_runner(variant: str, fmt: str, work: Path):
+    if variant in ("native", "genai", "genai-default"):
+        folder = work / f"ov-{fmt}"
+        if variant == "native":
+            return NativeRunner(folder)
+        return GenaiRunner(folder, F32_PROPERTIES if variant == "genai" else None)
+    return EtRunner(work / f"{variant}-{fmt}.pte", variant)
+
+
+def import_for(variant: str) -> None:
+    """The imports a variant's process needs before the RSS baseline (so the baseline holds them)."""
+    if variant in ("native", "genai", "genai-default"):
+        import openvino  # noqa: F401
+        if variant != "native":
+            import openvino_genai  # noqa: F401
+    else:
+        import executorch.runtime  # noqa: F401
+        if variant == "ours":
+            import executorch_openvino  # noqa: F401
+        if variant == "xnnpack-custom":
+            from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
+
+
+def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> dict:
+    """In a fresh process: load, one conversation; load time, RSS and peak RSS, ids and logits
+    (saved next to the artifacts as probe-<variant>-<fmt>.pt)."""
+    import_for(variant)
+    baseline = rss_kb()
+    reset_peak()
+    start = time.perf_counter()
+    runner = make_runner(variant, fmt, work)
+    load_ms = (time.perf_counter() - start) * 1e3
+    after_load = rss_kb()
+    talk = runner.conversation(prompt, steps, keep_logits=True)
+    peak = peak_kb()
+    torch.save({"ids": talk["ids"], "logits": talk["logits"]}, work / f"probe-{variant}-{fmt}.pt")
+    return {"load_ms": load_ms, "baseline_kb": baseline, "after_load_kb": after_load, "peak_kb": peak,
+            "prefill_ms": talk["prefill_ms"], "decode_ms": talk["decode_ms"]}
+
+
+def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: int, count: int) -> dict:
+    """Every variant loaded in this process, one warm-up conversation each, then `count` rounds in which
+    the variants take turns, one conversation each, the order rotated by one every round."""
+    runners, failed = {}, {}
+    for variant in variants:
+        try:
+            runners[variant] = make_runner(variant, fmt, work)
+            runners[variant].conversation(prompt, steps)
+        except Exception as error:  # reported, the others go on
+            failed[variant] = f"{type(error).__name__}: {error}"
+    order = list(runners)
+    per_round: List[Dict[str, dict]] = []
+    for r in range(count):
+        turn = order[r % len(order):] + order[:r % len(order)] if order else []
+        results = {}
+        for variant in turn:
+            talk = runners[variant].conversation(prompt, steps)
+            talk.pop("logits")
+            results[variant] = dict(talk)
+        per_round.append(results)
+    return {"rounds": per_round, "failed": failed, "order": order}
