@@ -180,6 +180,29 @@ def test_two_conversations_in_two_programs_at_once():
     assert compiled, "the two programs should share one compiled model (each with its own state)"
 
 
+def test_two_conversations_in_two_methods_of_one_program_at_once():
+    """Two methods lowered from the same export share one compiled model (one copy of the
+    weights), and each method's cache is its own."""
+    model = et_llama(True)
+    edge = to_edge_transform_and_lower({"first": export_et_llama(model), "second": export_et_llama(model)},
+                                       partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    program = Runtime.get().load_program(edge.to_executorch().buffer)
+    before = len(executorch_openvino.compiled_models())
+    methods = [program.load_method("first"), program.load_method("second")]
+    assert len(executorch_openvino.compiled_models()) - before <= 1  # shared, or already live
+    assert any(int(m["users"]) >= 2 for m in executorch_openvino.compiled_models())  # one IR: one model
+    eager = [copy.deepcopy(model), copy.deepcopy(model)]
+    tokens = [torch.tensor([PROMPT]), torch.tensor([[100, 1, 2]])]
+    positions = [0, 0]
+    for _ in range(20):  # interleaved, step by step
+        for i in range(2):
+            expected = eager_step(eager[i])(tokens[i], positions[i])
+            got = methods[i].execute([tokens[i], torch.tensor([positions[i]])])[0]
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            positions[i] += tokens[i].shape[1]
+            tokens[i] = expected[0, -1].argmax(-1).view(1, 1)
+
+
 def test_stateful_false_leaves_the_caches_to_executorch():
     case = lowered(stateful=False)
     assert case.partitioner.consumed_buffers == {}
