@@ -83,6 +83,34 @@ def call_after_import(name: str, callback: Callable[[], None]) -> None:
     _run(name, [callback])
 
 
+def call_after_first_import(names: List[str], callback: Callable[[], None]) -> None:
+    """Calls `callback()` once, after whichever of the modules `names` is imported first (now when
+    one already is); the others then stop being waited for."""
+    with _lock:
+        if any(_is_imported(name) for name in names):
+            waiting = False
+        else:
+            waiting = True
+
+            def once() -> None:
+                with _lock:
+                    for name in names:  # the other modules' entries of this callback
+                        entries = _pending.get(name, [])
+                        if once in entries:
+                            entries.remove(once)
+                        if name in _pending and not _pending[name]:
+                            del _pending[name]
+                    if not _pending and _FINDER in sys.meta_path:
+                        sys.meta_path.remove(_FINDER)
+                callback()
+
+            once.__qualname__ = callback.__qualname__
+            for name in names:
+                call_after_import(name, once)
+    if not waiting:
+        _run(names[0], [callback])
+
+
 def waiting_for() -> List[str]:
     """The modules some function still waits for (for tests and doctor)."""
     with _lock:

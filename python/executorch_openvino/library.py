@@ -176,8 +176,7 @@ def load() -> Optional[LoadedLibrary]:
 def load_after_executorch() -> None:
     """Loads the library as soon as ExecuTorch's Python bindings, or its LLM runner's (which link
     the same runtime library), are imported (now, when they are)."""
-    for module in (EXECUTORCH_BINDINGS, EXECUTORCH_LLM_RUNNER):
-        after_import.call_after_import(module, load)
+    after_import.call_after_first_import([EXECUTORCH_BINDINGS, EXECUTORCH_LLM_RUNNER], load)
 
 
 def backend_library(backend_id: str) -> str:

@@ -81,6 +81,24 @@ def test_importing_the_package_imports_nothing_heavy_and_the_library_follows_exe
     assert report == {"before": [], "loaded_before": False, "registered": True, "waiting": []}
 
 
+def test_importing_executorchs_llm_runner_alone_loads_the_library_too():
+    """ExecuTorch's LLM runner module links the same runtime as its bindings: our library follows
+    whichever of the two is imported first, and then waits for neither."""
+    probe = (
+        "import json\n"
+        "import executorch_openvino\n"
+        "import executorch.extension.llm.runner\n"
+        "print(json.dumps({'loaded': executorch_openvino.library.loaded() is not None,\n"
+        "  'waiting': executorch_openvino.after_import.waiting_for()}))\n"
+    )
+    done = _python("-c", probe)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["loaded"]
+    library = executorch_openvino.library
+    assert not {library.EXECUTORCH_BINDINGS, library.EXECUTORCH_LLM_RUNNER} & set(report["waiting"]), report
+
+
 def test_the_runner_console_script_becomes_the_cpp_binary_without_torch():
     # The console script's code, run as pip's wrapper runs it; -X importtime lists every import on
     # stderr as it happens, so what the process imported before exec() is on record.
