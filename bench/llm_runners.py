@@ -43,6 +43,28 @@ class Conversation(dict):
     the variant gives none), and GenAI's own metrics where it has them."""
 
 
+def greedy_conversation(step, prompt: List[int], steps: int, keep_logits: bool) -> Conversation:
+    """The prompt in one call, then `steps` greedy one-token calls, timed; `step(tokens, position)`
+    returns the last position's logits (a view the next call may overwrite: copied when kept)."""
+    rows = []
+    start = time.perf_counter()
+    row = step(prompt, 0)
+    token = int(row.argmax())
+    prefilled = time.perf_counter()
+    rows.append(row.clone() if keep_logits else None)
+    ids, position = [token], len(prompt)
+    for _ in range(steps):
+        row = step([token], position)
+        position += 1
+        token = int(row.argmax())
+        ids.append(token)
+        if keep_logits:
+            rows.append(row.clone())
+    done = time.perf_counter()
+    return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3,
+                        ids=ids[:steps], logits=torch.stack(rows).float() if keep_logits else None)
+
+
 class EtRunner:
     """A .pte through executorch.runtime; a program of its own per runner (load_method hands back the
     same method for the same program)."""
@@ -56,28 +78,12 @@ class EtRunner:
 
         self.method = Runtime.get().load_program(path).load_method("forward")
 
-    def _call(self, tokens: List[List[int]], position: int) -> torch.Tensor:
-        out = self.method.execute([torch.tensor(tokens, dtype=torch.long), torch.tensor([position])])[0]
+    def _call(self, tokens: List[int], position: int) -> torch.Tensor:
+        out = self.method.execute([torch.tensor([tokens], dtype=torch.long), torch.tensor([position])])[0]
         return out[0, -1] if out.dim() == 3 else out[0]
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
-        rows = []
-        start = time.perf_counter()
-        row = self._call([prompt], 0)
-        token = int(row.argmax())
-        prefilled = time.perf_counter()
-        rows.append(row.clone() if keep_logits else None)
-        ids, position = [token], len(prompt)
-        for _ in range(steps):
-            row = self._call([[token]], position)
-            position += 1
-            token = int(row.argmax())
-            ids.append(token)
-            if keep_logits:
-                rows.append(row.clone())
-        done = time.perf_counter()
-        return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3,
-                            ids=ids[:steps], logits=torch.stack(rows).float() if keep_logits else None)
+        return greedy_conversation(self._call, prompt, steps, keep_logits)
 
 
 class NativeRunner:
@@ -92,34 +98,18 @@ class NativeRunner:
         self.request = compiled.create_infer_request()
         self.names = {port.get_any_name() for port in compiled.inputs}
 
-    def _call(self, tokens: List[int], position: int) -> np.ndarray:
+    def _call(self, tokens: List[int], position: int) -> torch.Tensor:
         n = len(tokens)
         feed = {"input_ids": np.array([tokens], dtype=np.int64),
                 "attention_mask": np.ones((1, position + n), dtype=np.int64),
                 "position_ids": np.arange(position, position + n, dtype=np.int64)[None],
                 "beam_idx": np.zeros(1, dtype=np.int32)}
         self.request.infer({k: v for k, v in feed.items() if k in self.names})
-        return self.request.get_tensor("logits").data[0, -1]
+        return torch.from_numpy(self.request.get_tensor("logits").data[0, -1])  # a view: reused next call
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
         self.request.reset_state()
-        rows = []
-        start = time.perf_counter()
-        row = self._call(prompt, 0)
-        token = int(row.argmax())
-        prefilled = time.perf_counter()
-        rows.append(row.copy() if keep_logits else None)
-        ids, position = [token], len(prompt)
-        for _ in range(steps):
-            row = self._call([token], position)
-            position += 1
-            token = int(row.argmax())
-            ids.append(token)
-            if keep_logits:
-                rows.append(row.copy())
-        done = time.perf_counter()
-        return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3,
-                            ids=ids[:steps], logits=torch.from_numpy(np.stack(rows)).float() if keep_logits else None)
+        return greedy_conversation(self._call, prompt, steps, keep_logits)
 
 
 class GenaiRunner:

@@ -61,3 +61,15 @@ def outside_ops(graph: torch.fx.Graph) -> List[str]:
         for n in graph.nodes
         if n.op == "call_function" and n.target is not DELEGATE_CALL and n.target is not operator.getitem
     ]
+
+
+def blob_ir(processed: bytes):
+    """The OpenVINO model (ov.Model) inside one of our delegate blobs."""
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino.blob import parse_blob
+
+    blob = parse_blob(processed)
+    weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
+    return ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)

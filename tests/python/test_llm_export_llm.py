@@ -18,6 +18,7 @@ import torch
 
 from llm_models import et_llama
 from llm_tokenizer import BOS, EOS, train
+from lowering import blob_ir
 from test_llm_runner import NEW_TOKENS, PROMPT, _eager_text, _run
 
 CONTEXT = 64
@@ -56,19 +57,15 @@ def exported(request, tmp_path_factory, library_path):
 
 def _ir_of(pte: bytes):
     """(the IR of the forward method's one delegate call, which must be ours, the method's inputs)."""
-    import openvino as ov
     from executorch.exir._serialize._program import deserialize_pte_binary
 
     from executorch_openvino import BACKEND_ID
-    from executorch_openvino.blob import parse_blob
 
     program = deserialize_pte_binary(pte).program
     (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
     (delegate,) = plan.delegates
     assert delegate.id == BACKEND_ID
-    blob = parse_blob(bytes(program.backend_delegate_data[delegate.processed.index].data))
-    weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
-    return ov.Core().read_model(bytes(blob.ir_xml).decode(), weights), list(plan.inputs)
+    return blob_ir(bytes(program.backend_delegate_data[delegate.processed.index].data)), list(plan.inputs)
 
 
 def test_export_llm_lowers_to_one_call_of_ours_with_the_caches_in_state(exported):

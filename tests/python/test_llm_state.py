@@ -15,7 +15,6 @@ import functools
 from collections import Counter
 from dataclasses import dataclass
 
-import numpy as np
 import openvino as ov
 import pytest
 import torch
@@ -23,11 +22,10 @@ import torch
 import executorch_openvino
 from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 from executorch.runtime import Runtime
-from executorch_openvino.blob import parse_blob
 from executorch_openvino.llm.hf_export import export_causal_lm, static_cache_decoder
 from llm_models import (CONTEXT, Conversation, eager_step, et_llama, export_et_llama, hf_llama, hf_method_step, hf_step,
-                        method_step, with_custom_ops)
-from lowering import delegate_calls, outside_ops
+                        last_token_logits, method_step, with_custom_ops)
+from lowering import blob_ir, delegate_calls, outside_ops
 
 PROMPT = [5, 17, 99, 3, 42, 7, 64]
 STEPS = 64
@@ -68,8 +66,7 @@ def lowered(variant: str = "dynamic_prompt", stateful: bool = True) -> Lowered:
     program = edge.exported_program()
     graph_module = program.graph_module
     calls = delegate_calls(graph_module.graph)
-    blob = parse_blob(getattr(graph_module, calls[0].args[0].target).processed_bytes)
-    ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy()))
+    ir = blob_ir(getattr(graph_module, calls[0].args[0].target).processed_bytes)
     shapes = [tuple(a.meta["val"].shape) for a in calls[0].args[1:] if isinstance(a.meta.get("val"), torch.Tensor)]
     facts = Lowered(model, partitioner, b"", dict(program.graph_signature.buffers_to_mutate),
                     list(program.graph_signature.buffers), len(calls), shapes, outside_ops(graph_module.graph), ir)
@@ -162,20 +159,24 @@ def test_position_zero_starts_a_new_conversation(variant):
     assert turn == expected_turn
 
 
+def _two_conversations_interleaved(model, methods, steps: int) -> None:
+    """Two greedy conversations, one per method, step by step in turn, each against its own eager copy."""
+    eager = [eager_step(copy.deepcopy(model)), eager_step(copy.deepcopy(model))]
+    ours = [method_step(method) for method in methods]
+    tokens = [torch.tensor([PROMPT]), torch.tensor([[100, 1, 2]])]
+    positions = [0, 0]
+    for _ in range(steps):
+        for i in range(2):
+            expected = eager[i](tokens[i], positions[i])
+            torch.testing.assert_close(ours[i](tokens[i], positions[i]), expected, rtol=1e-4, atol=1e-5)
+            positions[i] += tokens[i].shape[1]
+            tokens[i] = last_token_logits(expected).argmax(-1).view(1, 1)
+
+
 def test_two_conversations_in_two_programs_at_once():
     model, pte = lowered().model, lowered().pte
     ours = [load(pte), load(pte)]
-    eager = [copy.deepcopy(model), copy.deepcopy(model)]
-    prompts = [PROMPT, [100, 1, 2]]
-    positions = [0, 0]
-    tokens = [torch.tensor([p]) for p in prompts]
-    for _ in range(25):  # interleaved, step by step
-        for i in range(2):
-            expected = eager_step(eager[i])(tokens[i], positions[i])
-            got = ours[i].execute([tokens[i], torch.tensor([positions[i]])])[0]
-            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
-            positions[i] += tokens[i].shape[1]
-            tokens[i] = expected[0].argmax(-1).view(1, 1)
+    _two_conversations_interleaved(model, ours, 25)
     compiled = [m for m in executorch_openvino.compiled_models() if int(m["users"]) >= 2]
     assert compiled, "the two programs should share one compiled model (each with its own state)"
 
@@ -191,16 +192,7 @@ def test_two_conversations_in_two_methods_of_one_program_at_once():
     methods = [program.load_method("first"), program.load_method("second")]
     assert len(executorch_openvino.compiled_models()) - before <= 1  # shared, or already live
     assert any(int(m["users"]) >= 2 for m in executorch_openvino.compiled_models())  # one IR: one model
-    eager = [copy.deepcopy(model), copy.deepcopy(model)]
-    tokens = [torch.tensor([PROMPT]), torch.tensor([[100, 1, 2]])]
-    positions = [0, 0]
-    for _ in range(20):  # interleaved, step by step
-        for i in range(2):
-            expected = eager_step(eager[i])(tokens[i], positions[i])
-            got = methods[i].execute([tokens[i], torch.tensor([positions[i]])])[0]
-            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
-            positions[i] += tokens[i].shape[1]
-            tokens[i] = expected[0, -1].argmax(-1).view(1, 1)
+    _two_conversations_interleaved(model, methods, 20)
 
 
 def test_stateful_false_leaves_the_caches_to_executorch():

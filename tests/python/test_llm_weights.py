@@ -25,7 +25,7 @@ from executorch_openvino import cpu_capabilities
 from executorch_openvino.blob import parse_blob
 from executorch_openvino.quantization import compress_weights_int4, compress_weights_int8
 from llm_models import CONTEXT, Conversation, et_llama, last_token_logits, method_step, teacher_forced
-from lowering import delegate_calls
+from lowering import blob_ir, delegate_calls
 
 PROMPT = [5, 17, 99, 3, 42, 7, 64]
 STEPS = 64
@@ -47,11 +47,11 @@ def case(kind: str, weights_only: bool = False):
     edge = to_edge_transform_and_lower(compressed, partitioner=[partitioner])
     graph_module = edge.exported_program().graph_module
     (call,) = delegate_calls(graph_module.graph)
-    blob = parse_blob(getattr(graph_module, call.args[0].target).processed_bytes)
-    ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy()))
+    processed = getattr(graph_module, call.args[0].target).processed_bytes
+    ir, weight_bytes = blob_ir(processed), len(parse_blob(processed).ir_weights)
     assert len(partitioner.consumed_buffers) == 4  # the caches, as for fp32
     float_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-    return compressed, ir, len(blob.ir_weights), edge.to_executorch().buffer, float_bytes
+    return compressed, ir, weight_bytes, edge.to_executorch().buffer, float_bytes
 
 
 def weight_types(ir: ov.Model) -> Counter:

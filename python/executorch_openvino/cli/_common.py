@@ -35,6 +35,23 @@ def usage_error(message: str) -> CliError:
 # --- run-time options (--option KEY=VALUE) --------------------------------------------------------
 
 
+def positive(kind):
+    """An argparse type: a number of `kind` (int or float) greater than 0."""
+
+    def parse(text: str):
+        import argparse
+
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0")
+        return value
+
+    return parse
+
+
 def option_pair(text: str) -> Tuple[str, str]:
     """argparse type of --option: `KEY=VALUE` (checked here without importing anything; the key and
     value are checked by the library when they are applied)."""

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import _bench_backends as backends
-from ._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, say, step,
-                      usage_error)
+from ._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, positive, say,
+                      step, usage_error)
 from .run import add_option_argument, load_method_inputs
 
 # (_bench_report, _bench_rounds, _xnnpack_cache and _third_party_noise are imported when bench
@@ -36,21 +36,6 @@ def _backend_list(text: str) -> List[str]:
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(ALL_BACKENDS)} (comma-separated)")
     return names
-
-
-def _positive(kind):
-    def parse(text: str):
-        import argparse
-
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{text!r}: must be more than 0")
-        return value
-
-    return parse
 
 
 def register(subparsers) -> None:
@@ -73,16 +58,16 @@ def register(subparsers) -> None:
     parser.add_argument("--backends", type=_backend_list, metavar="LIST",
                         help=f"which to time, comma-separated: {', '.join(ALL_BACKENDS)} (default: all available)")
     amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--iterations", "-n", type=_positive(int), default=50,
+    amount.add_argument("--iterations", "-n", type=positive(int), default=50,
                         help="timed calls per backend, over all rounds (default 50)")
-    amount.add_argument("-t", "--time", type=_positive(float), metavar="SECONDS",
+    amount.add_argument("-t", "--time", type=positive(float), metavar="SECONDS",
                         help="time each backend for SECONDS over all rounds, instead of a number of calls")
-    parser.add_argument("--rounds", type=_positive(int), default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--rounds", type=positive(int), default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--warmup", type=int, default=5, help="untimed calls per backend first (default 5)")
     parser.add_argument("--mode", choices=("latency", "throughput"), default="latency",
                         help="latency: one call at a time (default); throughput: several requests in flight, "
                         "with performance_hint=THROUGHPUT unless --option sets it")
-    parser.add_argument("--requests", type=_positive(int),
+    parser.add_argument("--requests", type=positive(int),
                         help="throughput mode: requests in flight per backend (default: the streams OpenVINO chose)")
     parser.add_argument("--streams", type=option_pair_value("num_streams"), metavar="N",
                         help="the same as --option num_streams=N (OpenVINO's streams: parallel inferences)")

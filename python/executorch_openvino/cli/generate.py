@@ -11,7 +11,7 @@ import resource
 import sys
 from pathlib import Path
 
-from ._common import CliError, options_applied, say, usage_error
+from ._common import CliError, options_applied, positive, say, usage_error
 from ._third_party_noise import native_stderr_filtered
 from .run import add_option_argument
 
@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                         help="the tokenizer: tokenizer.json (Hugging Face), tokenizer.model (SentencePiece) "
                         "or a tiktoken file")
     parser.add_argument("--prompt", required=True)
-    parser.add_argument("--max-new-tokens", type=int, default=64, metavar="N", help="default 64")
+    parser.add_argument("--max-new-tokens", type=positive(int), default=64, metavar="N", help="default 64")
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
@@ -48,8 +48,6 @@ def main(args) -> int:
     for path, what in ((args.pte, "program"), (args.tokenizer, "tokenizer")):
         if not path.is_file():
             raise usage_error(f"{path}: no such file (the {what})")
-    if args.max_new_tokens < 1:
-        raise usage_error("--max-new-tokens must be at least 1")
     with options_applied(args.option):
         return _generate(args)
 
