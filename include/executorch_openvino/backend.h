@@ -25,11 +25,14 @@
 //   "compress_to_fp16": "1" when the exporter stored the weights as fp16 (informational).
 //   "precompile": devices the exporter embedded compiled models for, comma-separated
 //     (informational; the models are in the delegate blob).
+//   "static_caches": "1" when the exporter kept KV caches static instead of growing them
+//     (informational; the IR is what it is).
 //   Any key made of upper-case letters, digits and '_' (e.g. "INFERENCE_PRECISION_HINT",
 //   "PERFORMANCE_HINT", "NUM_STREAMS") is passed to OpenVINO's compile_model as a property.
 #define EXECUTORCH_OPENVINO_SPEC_DEVICE "device"
 #define EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 "compress_to_fp16"
 #define EXECUTORCH_OPENVINO_SPEC_PRECOMPILE "precompile"
+#define EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES "static_caches"
 
 #ifdef __cplusplus
 extern "C" {

@@ -4,6 +4,7 @@ Keys (see include/executorch_openvino/backend.h):
   device             the OpenVINO device to compile for
   compress_to_fp16   "1" when the weights were stored as fp16 (asked for by the user)
   precompile         devices a compiled model was embedded for, comma-separated (informational)
+  static_caches      "1" when KV caches were kept in their static form (informational)
   UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
 """
 
@@ -18,6 +19,7 @@ from executorch.exir.backend.compile_spec_schema import CompileSpec
 DEVICE = "device"
 COMPRESS_TO_FP16 = "compress_to_fp16"
 PRECOMPILE = "precompile"
+STATIC_CACHES = "static_caches"
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 
 
@@ -27,6 +29,7 @@ class ExportOptions:
     properties: Dict[str, str] = field(default_factory=dict)
     compress_to_fp16: bool = False
     precompile: Tuple[str, ...] = ()
+    grow_caches: bool = True  # llm/grown_cache.py
 
 
 def _text(value: Any) -> str:
@@ -36,7 +39,8 @@ def _text(value: Any) -> str:
 
 
 def export_options(
-    device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = ()
+    device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = (),
+    grow_caches: bool = True,
 ) -> ExportOptions:
     """Validates the partitioner's arguments. `compile_options` holds OpenVINO properties
     (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16.
@@ -61,7 +65,7 @@ def export_options(
     for name in devices:
         if not isinstance(name, str) or not name or "," in name:
             raise ValueError(f"precompile takes device names such as 'CPU', got {name!r}")
-    return ExportOptions(device, properties, compress, devices)
+    return ExportOptions(device, properties, compress, devices, bool(grow_caches))
 
 
 def load_time_properties(device: str, properties: Mapping[str, str]) -> Dict[str, str]:
@@ -85,11 +89,13 @@ def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
         specs.append(CompileSpec(COMPRESS_TO_FP16, b"1"))
     if options.precompile:
         specs.append(CompileSpec(PRECOMPILE, ",".join(options.precompile).encode()))
+    if not options.grow_caches:
+        specs.append(CompileSpec(STATIC_CACHES, b"1"))
     return specs
 
 
 def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
-    device, properties, compress, precompile = "CPU", {}, False, ()
+    device, properties, compress, precompile, grow = "CPU", {}, False, (), True
     for spec in specs:
         value = bytes(spec.value).rstrip(b"\0").decode()
         if spec.key == DEVICE:
@@ -98,6 +104,8 @@ def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
             compress = value == "1"
         elif spec.key == PRECOMPILE:
             precompile = tuple(name for name in value.split(",") if name)
+        elif spec.key == STATIC_CACHES:
+            grow = value != "1"
         else:
             properties[spec.key] = value
-    return ExportOptions(device, properties, compress, precompile)
+    return ExportOptions(device, properties, compress, precompile, grow)

@@ -41,6 +41,10 @@ class OpenvinoPartitioner(Partitioner):
     stateful:        buffers the program mutates inside a partition (an LLM's KV caches) live in
                      OpenVINO as state: ExecuTorch neither passes them in nor copies them back
                      (llm/stateful.py). False keeps them ExecuTorch's.
+    grow_caches:     such caches written by index are rewritten to grow with the conversation, the
+                     form OpenVINO's CPU plugin runs as one fused attention kernel (llm/grown_cache.py);
+                     calls must then continue the conversation or start at position 0. False keeps
+                     them static (any position, e.g. rewinding for speculative decoding; slower).
     """
 
     def __init__(
@@ -52,8 +56,9 @@ class OpenvinoPartitioner(Partitioner):
         skip_nodes: Iterable[str] = (),
         precompile: Iterable[str] = (),
         stateful: bool = True,
+        grow_caches: bool = True,
     ) -> None:
-        self.options = compile_specs.export_options(device, compile_options, precompile)
+        self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches)
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)

@@ -15,7 +15,7 @@ from torch.export import ExportedProgram
 
 from . import compile_specs, int8_range_check, ir_conversion
 from .blob import PrecompiledModel, build_blob
-from .llm import stateful
+from .llm import grown_cache, stateful
 
 
 @final
@@ -28,6 +28,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             graph_module, states = stateful.inline_constants(edge_program)
             model = ir_conversion.convert(graph_module, edge_program.range_constraints)
             stateful.make_stateful(model, states)
+            if options.grow_caches:
+                grown_cache.grow_caches(model)
         else:
             # module() turns the partition's lifted weights back into constants of the graph, so
             # they land in the IR's weights and the delegate's inputs are the partition's user

@@ -117,8 +117,9 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
     if (key == EXECUTORCH_OPENVINO_SPEC_DEVICE) {
       if (value.empty()) return Failure{FailureKind::kInvalidBlob, "compile spec 'device' is empty"};
       options.device = value;
-    } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE) {
-      continue;  // what the exporter did (fp16 weights, embedded compiled models); nothing to set
+    } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE ||
+               key == EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES) {
+      continue;  // what the exporter did (fp16 weights, embedded compiled models, cache form); nothing to set
     } else if (names_a_location(key)) {
       // A program may come from anywhere: nothing in it chooses where files are read or written.
       log_info("compile spec '" + key + "' ignored: folders and files are chosen at run time (cache_dir option)");

@@ -15,6 +15,27 @@ using executorch::runtime::EValue;
 using executorch::runtime::EventTracer;
 using executorch::runtime::Span;
 
+namespace {
+
+// Named by python/executorch_openvino/llm/grown_cache.py ("!" sorts first: OpenVINO reports a port's
+// first name in sort order).
+constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
+
+// The first position a call writes: an Int scalar, or the first element of an integer tensor.
+std::optional<int64_t> first_position(const EValue& value) {
+  if (value.isInt()) return value.toInt();
+  if (!value.isTensor()) return std::nullopt;
+  const executorch::aten::Tensor& tensor = value.toTensor();
+  if (tensor.numel() < 1) return std::nullopt;
+  switch (tensor.scalar_type()) {
+    case executorch::aten::ScalarType::Long: return tensor.const_data_ptr<int64_t>()[0];
+    case executorch::aten::ScalarType::Int: return tensor.const_data_ptr<int32_t>()[0];
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime,
                                                 std::shared_ptr<const CompiledModel> compiled) {
   Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
@@ -31,6 +52,9 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
       input_bindings_(compiled_->inputs.size()),
       scalar_bindings_(compiled_->inputs.size()),
       output_bindings_(compiled_->outputs.size()) {
+  for (size_t i = 0; i < compiled_->inputs.size(); ++i) {
+    if (compiled_->inputs[i].name == kCachePositionInput) position_input_ = i;
+  }
   for (const ov::PortInfo& port : compiled_->outputs) {
     output_is_dynamic_.push_back(!port.is_static());
     has_dynamic_outputs_ = has_dynamic_outputs_ || !port.is_static();
@@ -81,6 +105,9 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
   }
+  bool rebind = false;
+  if (Status started = start_conversation_if_asked(args, rebind); !started.ok()) return started;
+  if (rebind) all_bound = false;
   // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
   if (!all_bound) {
     if (Status bound = bind_all(args); !bound.ok()) return bound;
@@ -93,18 +120,45 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     }
   }
 
+  state_written_ = true;  // even a failed inference may have written part of the state
   if (tracer == nullptr) {
-    if (Status done = ov::infer(runtime_, request_.get()); !done.ok()) return done;
+    if (Status done = ov::infer(runtime_, request_.get()); !done.ok()) return explain_failed_inference(done);
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
     auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
         tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
     Status done = ov::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
-    if (!done.ok()) return done;
+    if (!done.ok()) return explain_failed_inference(done);
     if (compiled_->profiling) record_layers(tracer, start);
   }
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
+}
+
+Status CompiledMethod::start_conversation_if_asked(Span<EValue*> args, bool& rebind) {
+  if (!position_input_ || !state_written_) return ok_status();
+  const std::optional<int64_t> position = first_position(*args[*position_input_]);
+  if (!position || *position != 0) return ok_status();
+  Outcome<ov::InferRequestPtr> fresh = ov::create_infer_request(runtime_, compiled_->model.get());
+  if (!fresh.ok()) return fresh.failure();
+  // Bindings belong to the old request: forget them all before it goes.
+  for (TensorBinding& binding : input_bindings_) binding.reset();
+  for (TensorBinding& binding : output_bindings_) binding.reset();
+  for (ScalarBinding& binding : scalar_bindings_) binding.reset();
+  request_ = std::move(fresh).value();
+  state_written_ = false;
+  rebind = true;
+  return ok_status();
+}
+
+Status CompiledMethod::explain_failed_inference(const Status& failed) const {
+  if (!position_input_) return failed;
+  Failure failure = failed.failure();
+  failure.message +=
+      "\n(this program's KV caches grow with the conversation: a call must continue it, at the position "
+      "after the tokens given so far, or start a new one at position 0; OpenVINO refuses any other "
+      "position rather than compute with a cache that does not hold it)";
+  return failure;
 }
 
 Status CompiledMethod::bind_all(Span<EValue*> args) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include <executorch/runtime/core/evalue.h>
@@ -44,6 +45,11 @@ class CompiledMethod {
   // Outputs of dynamic shape are allocated by OpenVINO: resize ExecuTorch's tensor and copy.
   Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
   void record_layers(executorch::runtime::EventTracer* tracer, et_timestamp_t start);
+  // Models whose KV caches grow with the conversation (python/executorch_openvino/llm/grown_cache.py)
+  // name the input carrying the first position; position 0 starts a new conversation, and OpenVINO's
+  // C API cannot reset state, so the method takes a new infer request (its state empty).
+  Status explain_failed_inference(const Status& failed) const;
+  Status start_conversation_if_asked(executorch::runtime::Span<executorch::runtime::EValue*> args, bool& rebind);
 
   ov::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;
@@ -53,6 +59,8 @@ class CompiledMethod {
   std::vector<TensorBinding> output_bindings_;
   std::vector<bool> output_is_dynamic_;
   bool has_dynamic_outputs_ = false;
+  std::optional<size_t> position_input_;
+  bool state_written_ = false;  // an inference ran on this request since it was created
   std::mutex mutex_;
 };
 

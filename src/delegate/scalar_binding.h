@@ -23,6 +23,9 @@ class ScalarBinding {
   Status set(ov::Runtime& runtime, ov::ov_infer_request* request, size_t index,
              const executorch::runtime::EValue& value, ov::ElementType type);
 
+  // Forgets the binding (the request it was bound to is gone); the next set() binds again.
+  void reset() { tensor_.reset(); }
+
  private:
   alignas(8) unsigned char storage_[8] = {};
   ov::TensorPtr tensor_{nullptr, {}};
