@@ -228,6 +228,9 @@ def report(run: dict, picture: str) -> List[str]:
               "- Prefill: the call on the whole prompt (one call for every variant) up to its first token "
               "(argmax included); GenAI: its TTFT. Decode: the greedy steps after it, steps / time; GenAI: 1 / TPOT "
               "(it generates steps + 1 tokens, the first from the prompt, so the decode calls are as many).",
+              "- torch, which only makes the token tensors and takes the argmax in the rounds' process, runs with "
+              "one thread (torch.set_num_threads(1)) for every variant: its idle OpenMP threads would otherwise "
+              "spin after each op and take cores from the runtimes' own threads.",
               "- Memory: in a fresh process per variant, with that variant's imports done: RSS before the load, "
               "peak RSS (VmHWM, reset first) after the load and one conversation. Added = peak − RSS before; "
               "weights = the artifact's size (.pte, or openvino_model.bin), cache = both caches of every layer "

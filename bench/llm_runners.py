@@ -183,6 +183,10 @@ def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> 
 def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: int, count: int) -> dict:
     """Every variant loaded in this process, one warm-up conversation each, then `count` rounds in which
     the variants take turns, one conversation each, the order rotated by one every round."""
+    # torch here only makes the token tensors and takes the argmax; its idle OpenMP threads spin after
+    # each op and take the two cores from the runtimes' own threads (measured: ours 3.2 -> 2.0 ms a
+    # decode step): one thread, for every variant alike.
+    torch.set_num_threads(1)
     runners, failed = {}, {}
     for variant in variants:
         try:

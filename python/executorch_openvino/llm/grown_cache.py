@@ -168,6 +168,7 @@ def grow_caches(model) -> int:
             caches.append(_StaticCache(reads[assign.get_variable_id()], assign))
         except LookupError as why:
             logger.info("cache %s stays static: %s", assign.get_variable_id(), why)
+    caches = _in_pairs(caches)
     if not caches:
         return 0
     marked = _position_parameter(model, _first_position(caches[0]).output(0))
@@ -221,6 +222,22 @@ def grow_caches(model) -> int:
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
     return len(caches)
+
+
+def _in_pairs(caches: List[_StaticCache]) -> List[_StaticCache]:
+    """The caches whose every attention reads a rewritable key cache and a rewritable value cache:
+    growing one of the two alone would give that attention keys and values of different lengths."""
+    feeding = {}
+    for cache in caches:
+        for attention in cache.attentions:
+            feeding.setdefault(attention.get_friendly_name(), []).append(cache)
+    complete = {name for name, fed in feeding.items() if len(fed) == 2}
+    kept = [cache for cache in caches
+            if all(attention.get_friendly_name() in complete for attention in cache.attentions)]
+    for cache in caches:
+        if cache not in kept:
+            logger.info("cache %s stays static: its attention reads a cache that does", cache.assign.get_variable_id())
+    return kept
 
 
 def _free_context(node, context: int) -> None:
