@@ -105,9 +105,9 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
   }
-  bool rebind = false;
-  if (Status started = start_conversation_if_asked(args, rebind); !started.ok()) return started;
-  if (rebind) all_bound = false;
+  Outcome<bool> started = start_conversation_if_asked(args);
+  if (!started.ok()) return started.failure();
+  if (started.value()) all_bound = false;  // a new request: everything is bound anew
   // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
   if (!all_bound) {
     if (Status bound = bind_all(args); !bound.ok()) return bound;
@@ -135,10 +135,10 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
 }
 
-Status CompiledMethod::start_conversation_if_asked(Span<EValue*> args, bool& rebind) {
-  if (!position_input_ || !state_written_) return ok_status();
+Outcome<bool> CompiledMethod::start_conversation_if_asked(Span<EValue*> args) {
+  if (!position_input_ || !state_written_) return false;
   const std::optional<int64_t> position = first_position(*args[*position_input_]);
-  if (!position || *position != 0) return ok_status();
+  if (!position || *position != 0) return false;
   Outcome<ov::InferRequestPtr> fresh = ov::create_infer_request(runtime_, compiled_->model.get());
   if (!fresh.ok()) return fresh.failure();
   // Bindings belong to the old request: forget them all before it goes.
@@ -147,8 +147,7 @@ Status CompiledMethod::start_conversation_if_asked(Span<EValue*> args, bool& reb
   for (ScalarBinding& binding : scalar_bindings_) binding.reset();
   request_ = std::move(fresh).value();
   state_written_ = false;
-  rebind = true;
-  return ok_status();
+  return true;
 }
 
 Status CompiledMethod::explain_failed_inference(const Status& failed) const {

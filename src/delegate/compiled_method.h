@@ -49,7 +49,8 @@ class CompiledMethod {
   // name the input carrying the first position; position 0 starts a new conversation, and OpenVINO's
   // C API cannot reset state, so the method takes a new infer request (its state empty).
   Status explain_failed_inference(const Status& failed) const;
-  Status start_conversation_if_asked(executorch::runtime::Span<executorch::runtime::EValue*> args, bool& rebind);
+  // Whether it took a new request (so everything must be bound again).
+  Outcome<bool> start_conversation_if_asked(executorch::runtime::Span<executorch::runtime::EValue*> args);
 
   ov::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;

@@ -86,24 +86,26 @@ class _StaticCache:
         self.back = back
         self.shape = [d.get_length() for d in shape]
         self.indices = indices
-        self.attentions = [self._attention(target) for target in self._readers()]
+        self.readers = [t for t in self.updated.get_target_inputs() if t.get_node() != self.assign]
+        paths = [self._path_to_attention(target) for target in self.readers]
+        self.expansions = [node for path in paths for node in path[:-1]]
+        self.attentions = [path[-1] for path in paths]
 
-    def _readers(self):
-        return [t for t in self.updated.get_target_inputs() if t.get_node() != self.assign]
-
-    def _attention(self, target):
-        """The attention a reader of the updated cache leads to, through grouped-query expansion."""
-        node = target.get_node()
-        while node.get_type_name() in ("Unsqueeze", "Broadcast", "Reshape"):
-            users = list(node.output(0).get_target_inputs())
+    @staticmethod
+    def _path_to_attention(target) -> list:
+        """The grouped-query expansion a reader of the updated cache starts, then the attention it leads to."""
+        path = [target.get_node()]
+        while path[-1].get_type_name() in ("Unsqueeze", "Broadcast", "Reshape"):
+            users = list(path[-1].output(0).get_target_inputs())
             if len(users) != 1:
                 raise LookupError("the expanded cache has several readers")
-            node = users[0].get_node()
-        if node.get_type_name() != "ScaledDotProductAttention" or node.get_input_size() < 4:
+            path.append(users[0].get_node())
+        attention = path[-1]
+        if attention.get_type_name() != "ScaledDotProductAttention" or attention.get_input_size() < 4:
             raise LookupError("the cache is read by something other than masked attention")
-        if node.get_attributes().get("causal"):
+        if attention.get_attributes().get("causal"):
             raise LookupError("causal attention over the cache")
-        return node
+        return path
 
 
 def _first_position(cache: _StaticCache):
@@ -171,14 +173,16 @@ def grow_caches(model) -> int:
     caches = _in_pairs(caches)
     if not caches:
         return 0
-    marked = _position_parameter(model, _first_position(caches[0]).output(0))
+    first = _first_position(caches[0])
+    marked = _position_parameter(model, first.output(0))
     if marked is None:
         logger.info("caches stay static: no input carries their position")
         return 0
+    positions = [first] + [_first_position(cache) for cache in caches[1:]]
 
     beam = ops.constant(np.zeros(1, np.int32))  # one node: the plugin fuses K and V gathered by the same
-    cut = {}  # attention -> its mask already cut
-    for cache in caches:
+    cut = set()  # the attentions whose mask is cut already
+    for cache, position in zip(caches, positions):
         dtype = cache.read.get_output_element_type(0)
         batch, heads, context, width = cache.shape
         info = ov.op.util.VariableInfo()
@@ -190,13 +194,11 @@ def grow_caches(model) -> int:
         past = ops8.gather(ops6.read_value(empty, variable), beam, ops.constant(np.int64(0)))
         new = ops.transpose(_source(cache.scatter, 2), ops.constant(np.array(cache.back, np.int64)))
         grown = ops.concat([past, new], 2)
-        end = ops.add(_first_position(cache), ops8.gather(ops3.shape_of(new), ops.constant(np.array([2], np.int64)),
+        end = ops.add(position, ops8.gather(ops3.shape_of(new), ops.constant(np.array([2], np.int64)),
                                                           ops.constant(np.int64(0))))
-        for target in list(cache.updated.get_target_inputs()):
-            if target.get_node() == cache.assign:
-                continue
+        for target in cache.readers:
             target.replace_source_output(grown.output(0))
-            _free_context(target.get_node(), context)
+        _free_context(cache.expansions, context)
         for attention in cache.attentions:
             if attention.get_friendly_name() not in cut:
                 mask = _source(attention, 3)
@@ -205,7 +207,7 @@ def grow_caches(model) -> int:
                                     ops.constant(np.array([1], np.int64)), ops.constant(np.array([axis], np.int64)))
                 attention.input(3).replace_source_output(sliced.output(0))
                 _static_heads(attention)
-                cut[attention.get_friendly_name()] = True
+                cut.add(attention.get_friendly_name())
         # What still reads the old variable (shape computations of the scatter) reads its shape only.
         shape_only = ops3.broadcast(ops.constant(np.zeros((), dtype.to_dtype())),
                                     ops.constant(np.array(cache.shape, np.int64)))
@@ -240,21 +242,20 @@ def _in_pairs(caches: List[_StaticCache]) -> List[_StaticCache]:
     return kept
 
 
-def _free_context(node, context: int) -> None:
+def _free_context(expansions, context: int) -> None:
     """Grouped-query expansion of the cache: shapes that spelled the static context length out
     (Broadcast targets, Reshape sizes) take any length instead."""
     import openvino.opset13 as ops
 
-    while node.get_type_name() in ("Unsqueeze", "Broadcast", "Reshape"):
-        if node.get_type_name() != "Unsqueeze":
-            values = _constant_values(_source(node, 1))
-            if values is not None:
-                sequence = 3 if node.get_type_name() == "Broadcast" else 2
-                if len(values) > sequence and values[sequence] == context:
-                    values = values.copy()
-                    values[sequence] = 1 if node.get_type_name() == "Broadcast" else -1
-                    node.input(1).replace_source_output(ops.constant(values.astype(np.int64)).output(0))
-        node = list(node.output(0).get_target_inputs())[0].get_node()
+    for node in expansions:
+        if node.get_type_name() == "Unsqueeze":
+            continue
+        values = _constant_values(_source(node, 1))
+        sequence = 3 if node.get_type_name() == "Broadcast" else 2
+        if values is not None and len(values) > sequence and values[sequence] == context:
+            values = values.copy()
+            values[sequence] = 1 if node.get_type_name() == "Broadcast" else -1
+            node.input(1).replace_source_output(ops.constant(values.astype(np.int64)).output(0))
 
 
 def _static_heads(attention) -> None:
