@@ -15,7 +15,7 @@ from torch.export import ExportedProgram
 
 from . import compile_specs, int8_range_check, ir_conversion
 from .blob import PrecompiledModel, build_blob
-from .llm import grown_cache, stateful
+from .llm import grown_cache, rotary, stateful
 
 
 @final
@@ -35,6 +35,8 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             # they land in the IR's weights and the delegate's inputs are the partition's user
             # inputs only.
             model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
+        # After the caches took their final form: the rewrite follows keys through them.
+        rotary.fuse_rotary(model)
         int8_range_check.warn_if_full_range(model)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
