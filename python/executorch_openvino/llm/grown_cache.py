@@ -192,10 +192,12 @@ def grow_caches(model) -> int:
         variable = ov.op.util.Variable(info)
         empty = ops.constant(np.zeros((batch, heads, 0, width), dtype.to_dtype()))
         past = ops8.gather(ops6.read_value(empty, variable), beam, ops.constant(np.int64(0)))
-        new = ops.transpose(_source(cache.scatter, 2), ops.constant(np.array(cache.back, np.int64)))
+        new = _written_values(cache)
         grown = ops.concat([past, new], 2)
-        end = ops.add(position, ops8.gather(ops3.shape_of(new), ops.constant(np.array([2], np.int64)),
-                                                          ops.constant(np.int64(0))))
+        # As long as the rows written: a value that does not fill them (a broadcast the rewrite
+        # skipped) makes the mask and the keys disagree, so OpenVINO refuses the call.
+        end = ops.add(position, ops8.gather(ops3.shape_of(cache.indices), ops.constant(np.array([0], np.int64)),
+                                            ops.constant(np.int64(0))))
         for target in cache.readers:
             target.replace_source_output(grown.output(0))
         _free_context(cache.expansions, context)
@@ -224,6 +226,27 @@ def grow_caches(model) -> int:
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
     return len(caches)
+
+
+def _written_values(cache: _StaticCache):
+    """The values written at the new positions, in the cache's layout. The frontend writes them
+    by moving the indexed axis first (Transpose), broadcasting them to the rows written and
+    converting them like the cache; where those moves undo the cache's own, the values are taken
+    from before them, sparing two transposes and a broadcast per cache and step."""
+    import openvino.opset13 as ops
+
+    updates = _source(cache.scatter, 2)
+    values = updates
+    node = values.get_node()
+    if node.get_type_name() == "ConvertLike" and node.get_input_element_type(0) == node.get_output_element_type(0):
+        values = _source(node)
+        node = values.get_node()
+    if node.get_type_name() == "Broadcast" and node.get_attributes().get("mode") in ("numpy", "bidirectional"):
+        moved = _source(node).get_node()
+        order = _permutation(moved) if moved.get_type_name() == "Transpose" else None
+        if order is not None and [order[i] for i in cache.back] == [0, 1, 2, 3]:
+            return _source(moved)
+    return ops.transpose(updates, ops.constant(np.array(cache.back, np.int64))).output(0)
 
 
 def _in_pairs(caches: List[_StaticCache]) -> List[_StaticCache]:
