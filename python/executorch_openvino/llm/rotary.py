@@ -118,9 +118,12 @@ class _Rotation:
             raise LookupError("the pairs are not a reshape of the rotated tensor")
         self.source = _underlying(_source(pairs))
         dims, pair_dims = _known_dims(self.source), _known_dims(a[1])
-        if len(dims) != 4 or None in dims[2:] or dims[3] % 2 or len(pair_dims) != 5 or pair_dims[4] != 2:
+        if len(dims) != 4 or None in dims[2:] or dims[3] % 2:
             raise LookupError("the rotated tensor is not [B, L, H, D] with H and D known")
         self.heads, self.width = dims[2], dims[3]
+        if len(pair_dims) != 5 or pair_dims[2:] not in ([self.heads, self.width // 2, 2], [self.heads, None, 2]) or any(
+                p is not None and d is not None and p != d for p, d in zip(pair_dims[:2], dims[:2])):
+            raise LookupError("the pairs are not [B, L, H, D/2, 2] of the rotated tensor")
         for table in (cos, sin):
             table_dims = _known_dims(table)
             if len(table_dims) != 4 or [table_dims[0], table_dims[2], table_dims[3]] != [1, 1, self.width // 2]:
@@ -189,11 +192,7 @@ def _attention_inputs(rotation: _Rotation) -> Optional[set]:
             elif kind in ("Assign", "ShapeOf"):
                 continue
             elif kind in _KEY_CARRIERS:
-                if kind == "Transpose":
-                    order = _constant(_source(node, 1))
-                    if order is None or int(order[-1]) != len(order) - 1:
-                        return None
-                if kind == "Slice" and not _slices_before_last_axis(node):
+                if not _keeps_last_axis(node, target.get_index(), rotation.width):
                     return None
                 carried = (0, 2) if kind == "ScatterNDUpdate" else (0,) if kind in ("Gather", "Broadcast", "ConvertLike", "Slice") else None
                 if carried is not None and target.get_index() not in carried:
@@ -211,11 +210,37 @@ def _attention_inputs(rotation: _Rotation) -> Optional[set]:
     return reached
 
 
-def _slices_before_last_axis(node) -> bool:
-    # A cache cut to the valid length: the last axis (each head's elements) whole.
-    rank = len(node.get_input_partial_shape(0))
-    axes = _constant(_source(node, 4)) if node.get_input_size() == 5 else None
-    return axes is not None and rank > 0 and all(int(a) % rank != rank - 1 for a in axes.reshape(-1))
+def _keeps_last_axis(node, index: int, width: int) -> bool:
+    """Whether `node` carries each head's elements (the last axis) whole and in place: it moves,
+    cuts, joins or picks along other axes only."""
+    kind = node.get_type_name()
+    rank = len(node.get_input_partial_shape(index)) if node.get_input_partial_shape(index).rank.is_static else 0
+    if rank == 0:
+        return False
+    last = rank - 1
+
+    def axes(i):
+        values = _constant(_source(node, i)) if node.get_input_size() > i else None
+        return None if values is None else [int(a) % rank for a in values.reshape(-1)]
+
+    if kind == "Transpose":
+        return axes(1) is not None and axes(1)[-1] == last
+    if kind == "Reshape":  # only where the new shape's last size is known to be the heads' width
+        return _known_dims(node.output(0))[-1:] == [width]
+    if kind == "Slice":
+        return axes(4) is not None and last not in axes(4)
+    if kind == "Gather":
+        return axes(2) is not None and axes(2) != [last]
+    if kind == "Concat":
+        return node.get_attributes()["axis"] % rank != last
+    if kind == "Unsqueeze":
+        added = _constant(_source(node, 1))
+        return added is not None and (rank + added.size - 1) not in [int(a) % (rank + added.size) for a in added.reshape(-1)]
+    if kind == "ScatterNDUpdate":  # whole rows: each index names fewer axes than the data has
+        indices = node.get_input_partial_shape(1)
+        data_rank = len(node.get_input_partial_shape(0))
+        return indices.rank.is_static and indices[len(indices) - 1].is_static and indices[len(indices) - 1].get_length() < data_rank
+    return True
 
 
 def _starts_empty(output, carried: set) -> bool:
@@ -322,7 +347,8 @@ def _permute_projection(source, order: np.ndarray) -> bool:
             if _constant(bias) is None:
                 bias, data = data, bias
             shape = bias.get_partial_shape()
-            if _constant(bias) is None or shape.is_dynamic or shape[len(shape) - 1].get_length() != len(order):
+            if _constant(bias) is None or shape.is_dynamic or shape[len(shape) - 1].get_length() != len(order) \
+                    or not _single_reader(bias):
                 return False
             edits.append((bias.get_node(), len(shape) - 1))
             output = data
