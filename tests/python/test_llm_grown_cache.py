@@ -30,6 +30,8 @@ def test_the_caches_grow_and_one_input_carries_their_position(variant):
     named = [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]
     assert len(named) == 1 and named[0].get_element_type().is_integral()
     assert ir.get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str) == "f32"
+    masks = {op.get_input_element_type(3) for op in ir.get_ops() if op.get_type_name() == "ScaledDotProductAttention"}
+    assert masks == {ov.Type.f32}  # additive, not boolean: the fused kernel's fast path
 
 
 @pytest.mark.parametrize("variant", GROWN)
@@ -44,6 +46,9 @@ def test_the_cpu_plugin_fuses_each_attention_with_its_cache(variant):
         sources = {op.input(i).get_source_output().get_node().get_rt_info()["layerType"].astype(str)
                    for i in range(op.get_input_size())}
         assert "MemoryInput" in sources, sources
+        # The new keys come straight from their rotation: the frontend's moves of the written values
+        # (transpose, broadcast, transpose back) are skipped where they undo each other.
+        assert op.input(1).get_source_output().get_node().get_rt_info()["layerType"].astype(str) == "RoPE"
     # The name that marks the position survives compilation as the port's reported name.
     assert [port.get_any_name() for port in compiled.inputs].count(CACHE_POSITION_INPUT) == 1
 

@@ -16,7 +16,8 @@ in place. On a 6-layer Llama this takes the attention of a decode step from abou
   (first position + new length), the first position as the model computed it. The concatenation
   is as long only when the past holds exactly the positions before the first new one; otherwise
   OpenVINO refuses the inference (mask and keys disagree), so a call that does not continue the
-  conversation is an error, never a wrong result;
+  conversation is an error, never a wrong result; a boolean mask becomes the additive one it
+  stands for (the fused kernel is about twice as fast over it);
 - one input carrying the first position is named CACHE_POSITION_INPUT: the runtime library starts
   a new state (a new infer request) when a call's position is 0, ExecuTorch's way to begin a new
   conversation, since OpenVINO's C API cannot reset state;
@@ -207,7 +208,7 @@ def grow_caches(model) -> int:
                 axis = len(mask.get_partial_shape()) - 1
                 sliced = ops8.slice(mask, ops.constant(np.array([0], np.int64)), end.output(0),
                                     ops.constant(np.array([1], np.int64)), ops.constant(np.array([axis], np.int64)))
-                attention.input(3).replace_source_output(sliced.output(0))
+                attention.input(3).replace_source_output(_additive(sliced.output(0), attention).output(0))
                 _static_heads(attention)
                 cut.add(attention.get_friendly_name())
         # What still reads the old variable (shape computations of the scatter) reads its shape only.
@@ -226,6 +227,19 @@ def grow_caches(model) -> int:
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
     return len(caches)
+
+
+def _additive(mask, attention):
+    """A boolean mask as the additive one it stands for (0 where attended, -inf elsewhere, as
+    OpenVINO defines it): the fused kernel takes about half the time over a float mask."""
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    kind = attention.get_input_element_type(0)
+    if mask.get_element_type() != ov.Type.boolean or kind not in (ov.Type.f32, ov.Type.f16):
+        return mask.get_node()
+    dtype = kind.to_dtype()
+    return ops.select(mask, ops.constant(np.array(0, dtype)), ops.constant(np.array(-np.inf, dtype)))
 
 
 def _written_values(cache: _StaticCache):
