@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 # Nodes the frontend leaves around values of one type that change nothing here.
 _PASS_THROUGH = ("ConvertLike",)
 # What may carry a rotated key to its attention: layout moves, the cache write and read, the
-# grouped-query expansion. None of them touches the last axis.
+# grouped-query expansion; each only where it keeps the last axis whole (_keeps_last_axis).
 _KEY_CARRIERS = ("Transpose", "Reshape", "Unsqueeze", "Squeeze", "Broadcast", "Concat", "ScatterNDUpdate",
                  "Gather", "Convert", "ConvertLike", "Slice")
 
