@@ -29,9 +29,11 @@ A cache of any other form (or a model whose position input cannot be found) is l
 from __future__ import annotations
 
 import logging
-from typing import List, Optional
+from typing import List
 
 import numpy as np
+
+from .graph_reading import constant_values, permutation, source
 
 logger = logging.getLogger(__name__)
 
@@ -41,47 +43,28 @@ logger = logging.getLogger(__name__)
 CACHE_POSITION_INPUT = "!executorch_openvino.cache_position"
 
 
-def _source(node, index: int = 0):
-    return node.input(index).get_source_output()
-
-
-def _constant_values(output) -> Optional[np.ndarray]:
-    node = output.get_node()
-    if node.get_type_name() == "Abs":
-        values = _constant_values(_source(node))
-        return None if values is None else np.abs(values)
-    if node.get_type_name() != "Constant":
-        return None
-    return np.array(node.get_vector())
-
-
-def _permutation(transpose) -> Optional[List[int]]:
-    values = _constant_values(_source(transpose, 1))
-    return None if values is None else [int(v) for v in values]
-
-
 class _StaticCache:
     """One cache in the static form: ReadValue -> Transpose -> ScatterNDUpdate -> Transpose -> Assign."""
 
     def __init__(self, read, assign):
         self.read, self.assign = read, assign
-        self.updated = _source(assign)  # the cache after the write
+        self.updated = source(assign)  # the cache after the write
         restore = self.updated.get_node()
         if restore.get_type_name() != "Transpose":
             raise LookupError("the new cache is not a transposed scatter")
-        self.scatter = _source(restore).get_node()
+        self.scatter = source(restore).get_node()
         if self.scatter.get_type_name() != "ScatterNDUpdate":
             raise LookupError("the cache is not written by ScatterNDUpdate")
-        move = _source(self.scatter).get_node()
-        if move.get_type_name() != "Transpose" or _source(move).get_node() != read:
+        move = source(self.scatter).get_node()
+        if move.get_type_name() != "Transpose" or source(move).get_node() != read:
             raise LookupError("the scatter does not write the cache read")
-        forward, back = _permutation(move), _permutation(restore)
+        forward, back = permutation(move), permutation(restore)
         shape = read.get_output_partial_shape(0)
         if forward is None or back is None or shape.is_dynamic or len(shape) != 4:
             raise LookupError("the cache is not a static 4-D tensor")
         if forward[0] != 2 or [forward[i] for i in back] != [0, 1, 2, 3]:
             raise LookupError("the scatter does not write along the sequence axis")
-        indices = _source(self.scatter, 1)
+        indices = source(self.scatter, 1)
         if len(indices.get_partial_shape()) != 2 or indices.get_partial_shape()[1] != 1:
             raise LookupError("the scatter does not write whole rows")
         self.back = back
@@ -130,7 +113,7 @@ def _position_parameter(model, position):
         seen.add(node.get_friendly_name())
         if node.get_type_name() == "Parameter":
             inputs.append(node)
-        stack.extend(_source(node, i).get_node() for i in range(node.get_input_size()))
+        stack.extend(source(node, i).get_node() for i in range(node.get_input_size()))
     feeds, owners = {}, {}
     for number, parameter in enumerate(inputs):
         shape = parameter.get_partial_shape()
@@ -204,11 +187,11 @@ def grow_caches(model) -> int:
         _free_context(cache.expansions, context)
         for attention in cache.attentions:
             if attention.get_friendly_name() not in cut:
-                mask = _source(attention, 3)
+                mask = source(attention, 3)
                 axis = len(mask.get_partial_shape()) - 1
                 sliced = ops8.slice(mask, ops.constant(np.array([0], np.int64)), end.output(0),
                                     ops.constant(np.array([1], np.int64)), ops.constant(np.array([axis], np.int64)))
-                attention.input(3).replace_source_output(_additive(sliced.output(0), attention).output(0))
+                attention.input(3).replace_source_output(_additive(sliced.output(0), attention))
                 _static_heads(attention)
                 cut.add(attention.get_friendly_name())
         # What still reads the old variable (shape computations of the scatter) reads its shape only.
@@ -237,9 +220,9 @@ def _additive(mask, attention):
 
     kind = attention.get_input_element_type(0)
     if mask.get_element_type() != ov.Type.boolean or kind not in (ov.Type.f32, ov.Type.f16):
-        return mask.get_node()
+        return mask
     dtype = kind.to_dtype()
-    return ops.select(mask, ops.constant(np.array(0, dtype)), ops.constant(np.array(-np.inf, dtype)))
+    return ops.select(mask, ops.constant(np.array(0, dtype)), ops.constant(np.array(-np.inf, dtype))).output(0)
 
 
 def _written_values(cache: _StaticCache):
@@ -249,17 +232,17 @@ def _written_values(cache: _StaticCache):
     from before them, sparing two transposes and a broadcast per cache and step."""
     import openvino.opset13 as ops
 
-    updates = _source(cache.scatter, 2)
+    updates = source(cache.scatter, 2)
     values = updates
     node = values.get_node()
     if node.get_type_name() == "ConvertLike" and node.get_input_element_type(0) == node.get_output_element_type(0):
-        values = _source(node)
+        values = source(node)
         node = values.get_node()
     if node.get_type_name() == "Broadcast" and node.get_attributes().get("mode") in ("numpy", "bidirectional"):
-        moved = _source(node).get_node()
-        order = _permutation(moved) if moved.get_type_name() == "Transpose" else None
+        moved = source(node).get_node()
+        order = permutation(moved) if moved.get_type_name() == "Transpose" else None
         if order is not None and [order[i] for i in cache.back] == [0, 1, 2, 3]:
-            return _source(moved)
+            return source(moved)
     return ops.transpose(updates, ops.constant(np.array(cache.back, np.int64))).output(0)
 
 
@@ -287,7 +270,7 @@ def _free_context(expansions, context: int) -> None:
     for node in expansions:
         if node.get_type_name() == "Unsqueeze":
             continue
-        values = _constant_values(_source(node, 1))
+        values = constant_values(source(node, 1))
         sequence = 3 if node.get_type_name() == "Broadcast" else 2
         if values is not None and len(values) > sequence and values[sequence] == context:
             values = values.copy()
@@ -300,7 +283,7 @@ def _static_heads(attention) -> None:
     frontend may leave them dynamic after a reshape of computed sizes. Spelled out from the key's."""
     import openvino.opset13 as ops
 
-    query, key = _source(attention, 0), attention.get_input_partial_shape(1)
+    query, key = source(attention, 0), attention.get_input_partial_shape(1)
     if query.get_partial_shape().rank.is_dynamic or len(query.get_partial_shape()) != 4:
         return
     if key[1].is_dynamic or key[3].is_dynamic:

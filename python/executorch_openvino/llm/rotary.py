@@ -24,6 +24,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from .graph_reading import constant_values, permutation, source
+
 logger = logging.getLogger(__name__)
 
 # Nodes the frontend leaves around values of one type that change nothing here.
@@ -34,10 +36,6 @@ _KEY_CARRIERS = ("Transpose", "Reshape", "Unsqueeze", "Squeeze", "Broadcast", "C
                  "Gather", "Convert", "ConvertLike", "Slice")
 
 
-def _source(node, index: int = 0):
-    return node.input(index).get_source_output()
-
-
 def _underlying(output):
     """The value behind type-preserving converts of the frontend (ConvertLike; ConvertPromoteTypes
     of two values of one type)."""
@@ -45,20 +43,15 @@ def _underlying(output):
         node = output.get_node()
         kind = node.get_type_name()
         if kind in _PASS_THROUGH:
-            output = _source(node)
+            output = source(node)
         elif kind == "ConvertPromoteTypes" and node.get_input_element_type(0) == node.get_input_element_type(1):
-            output = _source(node, output.get_index())
+            output = source(node, output.get_index())
         else:
             return output
 
 
 def _operands(node) -> List:
-    return [_underlying(_source(node, i)) for i in range(node.get_input_size())]
-
-
-def _constant(output) -> Optional[np.ndarray]:
-    node = output.get_node()
-    return np.array(node.get_vector()) if node.get_type_name() == "Constant" else None
+    return [_underlying(source(node, i)) for i in range(node.get_input_size())]
 
 
 def _known_dims(output) -> List[Optional[int]]:
@@ -70,13 +63,13 @@ def _known_dims(output) -> List[Optional[int]]:
     dims = [d.get_length() if d.is_static else None for d in shape]
     node = output.get_node()
     if node.get_type_name() == "Reshape":
-        target = _source(node, 1)
+        target = source(node, 1)
         pieces = [target] if target.get_node().get_type_name() == "Constant" else (
-            [_source(target.get_node(), i) for i in range(target.get_node().get_input_size())]
+            [source(target.get_node(), i) for i in range(target.get_node().get_input_size())]
             if target.get_node().get_type_name() == "Concat" else [])
         values: List[Optional[int]] = []
         for piece in pieces:
-            constant = _constant(piece)
+            constant = constant_values(piece)
             count = int(np.prod([d.get_length() for d in piece.get_partial_shape()])) if piece.get_partial_shape().is_static else -1
             values.extend([int(v) for v in constant] if constant is not None else [None] * max(count, 0))
         if len(values) == len(dims):
@@ -96,10 +89,10 @@ class _Rotation:
         halves = []
         for output in _operands(concat):
             node = output.get_node()
-            axes = _constant(_source(node, 1)) if node.get_type_name() == "Unsqueeze" else None
+            axes = constant_values(source(node, 1)) if node.get_type_name() == "Unsqueeze" else None
             if axes is None or [int(a) % 5 for a in axes.reshape(-1)] != [4]:
                 raise LookupError("the stacked values are not unsqueezed on the last axis")
-            halves.append(_underlying(_source(node)).get_node())
+            halves.append(_underlying(source(node)).get_node())
         real, imaginary = halves
         if real.get_type_name() != "Subtract" or imaginary.get_type_name() != "Add":
             raise LookupError("the stacked values are not a difference and a sum")
@@ -116,7 +109,7 @@ class _Rotation:
         pairs = a[1].get_node()
         if pairs.get_type_name() != "Reshape":
             raise LookupError("the pairs are not a reshape of the rotated tensor")
-        self.source = _underlying(_source(pairs))
+        self.source = _underlying(source(pairs))
         dims, pair_dims = _known_dims(self.source), _known_dims(a[1])
         if len(dims) != 4 or None in dims[2:] or dims[3] % 2:
             raise LookupError("the rotated tensor is not [B, L, H, D] with H and D known")
@@ -146,19 +139,19 @@ def _pair_element(output):
     tensor (a slice of the last axis squeezed, or a gather of one index); else None."""
     node = output.get_node()
     if node.get_type_name() == "Squeeze":
-        sliced = _underlying(_source(node)).get_node()
+        sliced = _underlying(source(node)).get_node()
         if sliced.get_type_name() != "Slice":
             return None
-        start, stop, step, axes = (_constant(_source(sliced, i)) for i in (1, 2, 3, 4))
+        start, stop, step, axes = (constant_values(source(sliced, i)) for i in (1, 2, 3, 4))
         if any(v is None or v.size != 1 for v in (start, stop, step, axes)):
             return None
         start, stop, step, axis = (int(v.reshape(-1)[0]) for v in (start, stop, step, axes))
         if axis % 5 == 4 and step == 1 and start in (0, 1) and stop == start + 1:
-            return start, _underlying(_source(sliced))
+            return start, _underlying(source(sliced))
     elif node.get_type_name() == "Gather":
-        index, axis = _constant(_source(node, 1)), _constant(_source(node, 2))
+        index, axis = constant_values(source(node, 1)), constant_values(source(node, 2))
         if index is not None and axis is not None and index.ndim == 0 and int(axis) % 5 == 4 and int(index) in (0, 1):
-            return int(index), _underlying(_source(node))
+            return int(index), _underlying(source(node))
     return None
 
 
@@ -199,7 +192,7 @@ def _attention_inputs(rotation: _Rotation) -> Optional[set]:
                     return None  # the rotated values as indices or sizes
                 if kind in ("Concat", "ScatterNDUpdate"):
                     joined = [i for i in range(node.get_input_size()) if i != target.get_index() and (kind == "Concat" or i == 0)]
-                    if not all(_starts_empty(_source(node, i), seen) for i in joined):
+                    if not all(_starts_empty(source(node, i), seen) for i in joined):
                         return None  # joined with values the permutation would not apply to
                 dims = _known_dims(node.output(0))
                 if not dims or dims[-1] not in (None, rotation.width):
@@ -220,11 +213,12 @@ def _keeps_last_axis(node, index: int, width: int) -> bool:
     last = rank - 1
 
     def axes(i):
-        values = _constant(_source(node, i)) if node.get_input_size() > i else None
+        values = constant_values(source(node, i)) if node.get_input_size() > i else None
         return None if values is None else [int(a) % rank for a in values.reshape(-1)]
 
     if kind == "Transpose":
-        return axes(1) is not None and axes(1)[-1] == last
+        order = permutation(node)
+        return order is not None and order[-1] == last
     if kind == "Reshape":  # only where the new shape's last size is known to be the heads' width
         return _known_dims(node.output(0))[-1:] == [width]
     if kind == "Slice":
@@ -234,7 +228,7 @@ def _keeps_last_axis(node, index: int, width: int) -> bool:
     if kind == "Concat":
         return node.get_attributes()["axis"] % rank != last
     if kind == "Unsqueeze":
-        added = _constant(_source(node, 1))
+        added = constant_values(source(node, 1))
         return added is not None and (rank + added.size - 1) not in [int(a) % (rank + added.size) for a in added.reshape(-1)]
     if kind == "ScatterNDUpdate":  # whole rows: each index names fewer axes than the data has
         indices = node.get_input_partial_shape(1)
@@ -250,11 +244,11 @@ def _starts_empty(output, carried: set) -> bool:
         node = output.get_node()
         kind = node.get_type_name()
         if kind in ("Gather", "Transpose", "Convert", "ConvertLike", "Reshape"):
-            output = _source(node)
+            output = source(node)
         elif kind == "ReadValue":
             if node.get_input_size() == 0:
                 return True
-            initial = _constant(_source(node))
+            initial = constant_values(source(node))
             return initial is not None and not np.any(initial)
         else:
             return False
@@ -303,11 +297,11 @@ def _rewrite(rotation: _Rotation, tables: Dict[tuple, object]) -> None:
 
     heads, width = rotation.heads, rotation.width
     order = _within_head_order(width)
-    source = rotation.source
-    if not _permute_projection(source, np.concatenate([h * width + order for h in range(heads)])):
-        source = ops.gather(source, ops.constant(order.astype(np.int64)), ops.constant(np.int64(3))).output(0)
-    dtype = source.get_element_type().to_dtype()
-    x = ops.reshape(source, ops.constant(np.array([0, 0, heads, width], np.int64)), True)
+    rotated_input = rotation.source
+    if not _permute_projection(rotated_input, np.concatenate([h * width + order for h in range(heads)])):
+        rotated_input = ops.gather(rotated_input, ops.constant(order.astype(np.int64)), ops.constant(np.int64(3))).output(0)
+    dtype = rotated_input.get_element_type().to_dtype()
+    x = ops.reshape(rotated_input, ops.constant(np.array([0, 0, heads, width], np.int64)), True)
     x = ops.transpose(x, ops.constant(np.array([0, 2, 1, 3], np.int64)))  # [B, H, L, D]
     first, second = ops.variadic_split(x, ops.constant(np.int64(3)),
                                        ops.constant(np.array([width // 2, width // 2], np.int64))).outputs()
@@ -333,10 +327,10 @@ def _single_reader(output) -> bool:
     return len(output.get_target_inputs()) == 1
 
 
-def _permute_projection(source, order: np.ndarray) -> bool:
-    """Permutes the output features of the linear layer that makes `source` (through reshapes and
+def _permute_projection(tensor, order: np.ndarray) -> bool:
+    """Permutes the output features of the linear layer that makes `tensor` (through reshapes and
     a bias), in its weight constants; False (nothing changed) if they cannot be followed."""
-    output = source
+    output = tensor
     edits = []  # (constant node, axis) to permute
     while output.get_node().get_type_name() in ("Reshape", "Add"):
         node = output.get_node()
@@ -344,26 +338,25 @@ def _permute_projection(source, order: np.ndarray) -> bool:
             return False
         if node.get_type_name() == "Add":
             bias, data = _operands(node)
-            if _constant(bias) is None:
+            if constant_values(bias) is None:
                 bias, data = data, bias
             shape = bias.get_partial_shape()
-            if _constant(bias) is None or shape.is_dynamic or shape[len(shape) - 1].get_length() != len(order) \
+            if constant_values(bias) is None or shape.is_dynamic or shape[len(shape) - 1].get_length() != len(order) \
                     or not _single_reader(bias):
                 return False
             edits.append((bias.get_node(), len(shape) - 1))
             output = data
         else:
-            output = _underlying(_source(node))
+            output = _underlying(source(node))
     matmul = output.get_node()
     if matmul.get_type_name() != "MatMul" or not _single_reader(output):
         return False
-    weights = _underlying(_source(matmul, 1))
+    weights = _underlying(source(matmul, 1))
     axis = 0 if matmul.get_attributes()["transpose_b"] else 1
     if weights.get_node().get_type_name() == "Transpose" and _single_reader(weights):
-        swap = _constant(_source(weights.get_node(), 1))
-        if swap is None or list(swap) != [1, 0]:
+        if permutation(weights.get_node()) != [1, 0]:
             return False
-        weights, axis = _underlying(_source(weights.get_node())), 1 - axis
+        weights, axis = _underlying(source(weights.get_node())), 1 - axis
     if axis != 0 or not _weight_constants(weights, len(order), edits):
         return False
     for constant, along in edits:
@@ -383,26 +376,16 @@ def _weight_constants(output, rows: int, edits: list) -> bool:
         edits.append((node, 0))
         return True
     if kind in ("Convert", "Reshape"):
-        return _weight_constants(_source(node), rows, edits)
+        return _weight_constants(source(node), rows, edits)
     if kind in ("Multiply", "Subtract"):
-        for operand in (_source(node, 0), _source(node, 1)):
+        for operand in (source(node, 0), source(node, 1)):
             operand_shape = operand.get_partial_shape()
-            if operand.get_node().get_type_name() == "Constant" and (
-                    len(operand_shape) < len(shape) or operand_shape[0].get_length() == 1):
-                continue  # the same for every row
-            if operand.get_node().get_type_name() == "Convert" and _is_constant_row_scalar(operand, len(shape)):
-                continue
+            if operand_shape.rank.is_static and (len(operand_shape) < len(shape) or operand_shape[0] == 1):
+                continue  # broadcast along the rows: the same for every row
             if not _weight_constants(operand, rows, edits):
                 return False
         return True
     return False
-
-
-def _is_constant_row_scalar(output, rank: int) -> bool:
-    # A converted constant the same for every row (a zero point shared by all of them).
-    shape = output.get_partial_shape()
-    return _source(output.get_node()).get_node().get_type_name() == "Constant" and (
-        len(shape) < rank or shape[0].get_length() == 1)
 
 
 def _permuted(constant, order: np.ndarray, axis: int):
