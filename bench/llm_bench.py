@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 import llm_setup  # noqa: E402
 
-ALL_VARIANTS = list(llm_setup.ET_VARIANTS) + list(llm_setup.OV_VARIANTS)
+ALL_VARIANTS = list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.OV_VARIANTS)
 TIMEOUTS = {"prepare": 1200, "export": 3600, "export-ov": 3600, "probe": 1200, "rounds": 7200}
 
 
@@ -72,7 +72,9 @@ def worker(argv: List[str]) -> int:
             if kind == "probe":
                 result = llm_runners.probe(argv[4], argv[5], work, prompt, size.steps)
             else:
-                result = llm_runners.rounds(argv[6].split(","), argv[5], work, prompt, size.steps, int(argv[7]))
+                count = int(argv[7])
+                prompts = [llm_setup.round_prompt(size, work, r) for r in range(count)]
+                result = llm_runners.rounds(argv[6].split(","), argv[5], work, prompt, size.steps, count, prompts)
     except Exception as error:
         text = f"{type(error).__name__}: {error}"
         result = {"error": text if text.split(": ", 1)[-1].startswith("n/a") else text + "\n" + traceback.format_exc()}
@@ -149,7 +151,11 @@ def measure(size_name: str, formats: List[str], variants: List[str], rounds: int
         ov_export = None
         for variant in variants:
             entry = entries[variant]
-            if variant in llm_setup.ET_VARIANTS:
+            if variant in llm_setup.RUNNER_VARIANTS:  # runs another variant's artifact
+                needed = llm_setup.RUNNER_VARIANTS[variant]
+                entry["export"] = entries.get(needed, {}).get("export") or {
+                    "error": f"n/a: needs variant {needed} (exported before it)"}
+            elif variant in llm_setup.ET_VARIANTS:
                 entry["export"] = run_worker("export", size_name, work, variant, fmt)
             else:
                 ov_export = ov_export or run_worker("export-ov", size_name, work, variant, fmt)

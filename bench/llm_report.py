@@ -10,12 +10,15 @@ from typing import Dict, List, Optional, Tuple
 
 import llm_setup
 
-GENAI, GENAI_DEFAULT, NATIVE, OURS = "genai", "genai-default", "native", "ours"
+GENAI, GENAI_DEFAULT, NATIVE, OURS, OURS_RUNNER = "genai", "genai-default", "native", "ours", "ours-runner"
 XNNPACKS = ("xnnpack", "xnnpack-custom")
 TARGET_DECODE, TARGET_PREFILL, TARGET_MEMORY = 1.0, 1.1, 1.1
 DESCRIPTIONS = {
     OURS: "ExecuTorch's Llama (KV cache, dynamic prompt) lowered with our OpenvinoPartitioner (caches as OpenVINO "
           "state), executorch.runtime; int8/int4: executorch_openvino.quantization's NNCF weight compression",
+    OURS_RUNNER: "ours' program driven by ExecuTorch's LLM runner (TextLLMRunner: its C++ prefill and generation "
+                 "loop behind Python bindings) with the benchmark's tokenizer, fed the prompt's text; timed by the "
+                 "runner's stats (time to first token, then the generated tokens after the first)",
     "xnnpack": "the same export, XnnpackPartitioner; int8/int4: ExecuTorch's 8da8w / 8da4w",
     "xnnpack-custom": "as ExecuTorch's export_llama does it for XNNPACK: custom SDPA and KV cache ops, "
                       "XnnpackDynamicallyQuantizedPartitioner then XnnpackPartitioner; 8da8w / 8da4w",
@@ -24,7 +27,10 @@ DESCRIPTIONS = {
     NATIVE: "optimum-intel's stateful IR of the equivalent Hugging Face Llama (same weights), one ov.InferRequest "
             "loop (input_ids, attention_mask, position_ids, beam_idx), f32 compute and KV cache",
     GENAI: "openvino_genai.LLMPipeline on that IR, token ids in (TokenizedInputs), greedy, ignore_eos; "
-           "INFERENCE_PRECISION_HINT f32, KV_CACHE_PRECISION f32 (ours' numerics); timed by its TTFT and TPOT",
+           "INFERENCE_PRECISION_HINT f32, KV_CACHE_PRECISION f32 (ours' numerics); its default attention backend "
+           "(paged attention, continuous batching); timed by its TTFT and TPOT",
+    "genai-sdpa": "the same with ATTENTION_BACKEND SDPA: LLMPipeline's stateful path (the IR's own ReadValue/Assign "
+                  "caches and attention, the form ours runs), so the difference to genai is the backend's",
     GENAI_DEFAULT: "LLMPipeline with no properties (what a user gets: on this CPU its default precision, "
                    "bf16 on AMX, and its default KV cache precision)",
 }
@@ -166,20 +172,21 @@ def targets(runs: List[Tuple[str, str, FormatRun]]) -> List[str]:
         value = statistics.median(values)
         return f"{'met' if ok(value) else '**not met**'} ({value:.2f}×)"
 
-    for size, fmt, run in runs:
-        if run.status(OURS):
-            lines.append(f"| {size} | {fmt} | ours: {run.status(OURS)[:120]} | | | | |")
+    for size, fmt, run, ours in [(*r, v) for r in runs for v in (OURS, OURS_RUNNER) if v in r[2].variants]:
+        if run.status(ours):
+            lines.append(f"| {size} | {fmt} | {ours}: {run.status(ours)[:120]} | | | | |")
             continue
-        entry = run.variants[OURS]
+        entry = run.variants[ours]
         check_ids = entry.get("correctness", {})
         ids = ("–" if not check_ids else
                ("met" if check_ids["ids_equal"] else "**not met**") if fmt == "fp32" else
                f"{check_ids['agreement'] * 100:.0f}% equal, first divergence at step {check_ids['first_divergence']}"
                if not check_ids["ids_equal"] else "identical")
-        memory = run.memory(OURS)
-        lines.append(f"| {size} | {fmt} | {check(run.decode_ratios(OURS, GENAI), lambda v: v >= TARGET_DECODE)} | "
-                     f"{check(run.decode_ratios(OURS, 'xnnpack*'), lambda v: v >= TARGET_DECODE)} | "
-                     f"{check(run.prefill_ratios(OURS, NATIVE), lambda v: v <= TARGET_PREFILL)} | {ids} | "
+        memory = run.memory(ours)
+        lines.append(f"| {size} | {fmt} ({ours}) | "
+                     f"{check(run.decode_ratios(ours, GENAI), lambda v: v >= TARGET_DECODE)} | "
+                     f"{check(run.decode_ratios(ours, 'xnnpack*'), lambda v: v >= TARGET_DECODE)} | "
+                     f"{check(run.prefill_ratios(ours, NATIVE), lambda v: v <= TARGET_PREFILL)} | {ids} | "
                      + (f"{'met' if memory[2] <= TARGET_MEMORY else '**not met**'} ({memory[2]:.2f}×) |" if memory
                         else "n/a |"))
     return lines
@@ -200,7 +207,9 @@ def report(run: dict, picture: str) -> List[str]:
              f"- openvino {openvino.get_version()}, {versions}, executorch_openvino {_our_version()}",
              f"- {run['rounds']} interleaved rounds per size and weight format: every variant loaded in one process, one "
              "conversation each per round (the prompt, then the greedy steps, from position 0), the order rotated "
-             "every round, after one warm-up conversation each. Cells: median over the rounds [lowest–highest]; "
+             "every round, after one warm-up conversation each. Each round has a prompt of its own (the same for "
+             "every variant): LLMPipeline's default backend caches prompt prefixes, so a prompt repeated would "
+             "spare it the prefill. Cells: median over the rounds [lowest–highest]; "
              "ratios are taken within each round, then summarised the same way.",
              "", f"![plot]({picture})", ""]
     runs = []
@@ -226,7 +235,8 @@ def report(run: dict, picture: str) -> List[str]:
     lines += ["## Variants", ""] + [f"- `{name}`: {text}." for name, text in DESCRIPTIONS.items()]
     lines += ["", "## How it is measured", "",
               "- Prefill: the call on the whole prompt (one call for every variant) up to its first token "
-              "(argmax included); GenAI: its TTFT. Decode: the greedy steps after it, steps / time; GenAI: 1 / TPOT "
+              "(argmax included); GenAI: its TTFT; ExecuTorch's runner: its time to the first token. Decode: the "
+              "greedy steps after it, steps / time; GenAI: 1 / TPOT "
               "(it generates steps + 1 tokens, the first from the prompt, so the decode calls are as many).",
               "- torch, which only makes the token tensors and takes the argmax in the rounds' process, runs with "
               "one thread (torch.set_num_threads(1)) for every variant: its idle OpenMP threads would otherwise "

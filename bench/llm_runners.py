@@ -13,6 +13,8 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
+import llm_setup
+
 # OpenVINO properties of native OpenVINO and GenAI's "genai" variant: the numerics ours uses (f32 compute,
 # f32 KV cache) and its latency hint; "genai-default" is LLMPipeline with no properties at all.
 F32_PROPERTIES = {"INFERENCE_PRECISION_HINT": "f32", "KV_CACHE_PRECISION": "f32", "PERFORMANCE_HINT": "LATENCY"}
@@ -127,7 +129,8 @@ class GenaiRunner:
         import openvino as ov
 
         config = self.genai.GenerationConfig()
-        config.max_new_tokens = config.min_new_tokens = steps + 1
+        # Not min_new_tokens: below it GenAI's sampler never picks the end token, which then changes the ids.
+        config.max_new_tokens = steps + 1
         config.ignore_eos, config.do_sample = True, False
         inputs = self.genai.TokenizedInputs(ov.Tensor(np.array([prompt], dtype=np.int64)),
                                             ov.Tensor(np.ones((1, len(prompt)), dtype=np.int64)))
@@ -140,21 +143,77 @@ class GenaiRunner:
                             wall_ms=wall_ms, own_decode_ms=wall_ms - ttft, ttft_ms=ttft, tpot_ms=tpot)
 
 
+class TextRunner:
+    """ExecuTorch's LLM runner (executorch.extension.llm.runner.TextLLMRunner: its C++ prefill and
+    generation loop, behind Python bindings) on a program carrying its metadata, with the benchmark's
+    tokenizer. Fed the prompt's text (which encodes to the prompt's ids, llm_text.as_text), greedy,
+    steps + 1 new tokens; timed by the runner's own stats; the ids are read back from the pieces it hands
+    over (every token of the tokenizer decodes to a text of its own)."""
+
+    def __init__(self, path: Path, work: Path):
+        import executorch_openvino  # noqa: F401  (registers our delegate)
+        from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+
+        import llm_text
+
+        self.work, self.text = work, llm_text
+        self.config_type = GenerationConfig
+        self.runner = TextLLMRunner(str(path), str(work / llm_text.TOKENIZER_FILE))
+        vocabulary = {}
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(work / llm_text.TOKENIZER_FILE))
+        for i in range(tokenizer.get_vocab_size()):
+            vocabulary.setdefault(tokenizer.decode([i], skip_special_tokens=False), i)
+        self.ids_of_pieces = vocabulary
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
+        # Timed by when the pieces arrive (the runner's stats count whole milliseconds).
+        pieces, times, stats = [], [], []
+
+        def arrived(piece: str) -> None:
+            times.append(time.perf_counter())
+            pieces.append(piece)
+
+        config = self.config_type(temperature=0.0, echo=False, max_new_tokens=steps + 1)
+        text = self.text.as_text(self.work, prompt)
+        start = time.perf_counter()
+        self.runner.generate(text, config, token_callback=arrived, stats_callback=stats.append)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        self.runner.reset()
+        if len(times) < 2:
+            raise RuntimeError(f"the runner generated {len(times)} tokens")
+        decoded = len(times) - 1  # the first token comes with the prompt
+        # Normalised to `steps` decode calls should the runner have stopped early (at its end token).
+        decode_ms = (times[-1] - times[0]) * 1e3 * steps / decoded
+        ids = [self.ids_of_pieces.get(piece, -1) for piece in pieces]
+        return Conversation(prefill_ms=(times[0] - start) * 1e3, decode_ms=decode_ms, ids=ids[:steps], logits=None,
+                            wall_ms=wall_ms, generated=len(times),
+                            # It loads the program at the first generate, timed in its stats.
+                            runner_load_ms=stats[0].model_load_end_ms - stats[0].model_load_start_ms if stats else 0)
+
+
 def make_runner(variant: str, fmt: str, work: Path):
-    if variant in ("native", "genai", "genai-default"):
+    if variant in llm_setup.OV_VARIANTS:
         folder = work / f"ov-{fmt}"
         if variant == "native":
             return NativeRunner(folder)
-        return GenaiRunner(folder, F32_PROPERTIES if variant == "genai" else None)
+        properties = {"genai": F32_PROPERTIES, "genai-sdpa": dict(F32_PROPERTIES, ATTENTION_BACKEND="SDPA")}
+        return GenaiRunner(folder, properties.get(variant))
+    if variant in llm_setup.RUNNER_VARIANTS:
+        return TextRunner(work / f"{llm_setup.RUNNER_VARIANTS[variant]}-{fmt}.pte", work)
     return EtRunner(work / f"{variant}-{fmt}.pte", variant)
 
 
 def import_for(variant: str) -> None:
     """The imports a variant's process needs before the RSS baseline (so the baseline holds them)."""
-    if variant in ("native", "genai", "genai-default"):
+    if variant in llm_setup.OV_VARIANTS:
         import openvino  # noqa: F401
         if variant != "native":
             import openvino_genai  # noqa: F401
+    elif variant in llm_setup.RUNNER_VARIANTS:
+        import executorch_openvino  # noqa: F401
+        from executorch.extension.llm.runner import TextLLMRunner  # noqa: F401
     else:
         import executorch.runtime  # noqa: F401
         if variant == "ours":
@@ -174,15 +233,18 @@ def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> 
     load_ms = (time.perf_counter() - start) * 1e3
     after_load = rss_kb()
     talk = runner.conversation(prompt, steps, keep_logits=True)
+    load_ms += talk.get("runner_load_ms", 0)  # ExecuTorch's runner loads at its first generate
     peak = peak_kb()
     torch.save({"ids": talk["ids"], "logits": talk["logits"]}, work / f"probe-{variant}-{fmt}.pt")
     return {"load_ms": load_ms, "baseline_kb": baseline, "after_load_kb": after_load, "peak_kb": peak,
             "prefill_ms": talk["prefill_ms"], "decode_ms": talk["decode_ms"]}
 
 
-def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: int, count: int) -> dict:
-    """Every variant loaded in this process, one warm-up conversation each, then `count` rounds in which
-    the variants take turns, one conversation each, the order rotated by one every round."""
+def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: int, count: int,
+           prompts: List[List[int]]) -> dict:
+    """Every variant loaded in this process, one warm-up conversation each (on `prompt`), then `count`
+    rounds in which the variants take turns, one conversation each on that round's prompt (`prompts`,
+    the same for every variant), the order rotated by one every round."""
     # torch here only makes the token tensors and takes the argmax; its idle OpenMP threads spin after
     # each op and take the two cores from the runtimes' own threads (measured: ours 3.2 -> 2.0 ms a
     # decode step): one thread, for every variant alike.
@@ -200,7 +262,7 @@ def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: 
         turn = order[r % len(order):] + order[:r % len(order)] if order else []
         results = {}
         for variant in turn:
-            talk = runners[variant].conversation(prompt, steps)
+            talk = runners[variant].conversation(prompts[r], steps)
             talk.pop("logits")
             results[variant] = dict(talk)
         per_round.append(results)

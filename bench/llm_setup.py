@@ -26,6 +26,8 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 
+import llm_text
+
 FORMATS = ("fp32", "int8", "int4")
 
 
@@ -73,9 +75,17 @@ DEFAULT_SIZES = ["llama-512x6", "llama-768x12"]
 SEED = 1234
 
 
-def prompt_ids(size: Size) -> List[int]:
-    generator = torch.Generator().manual_seed(SEED + 1)
-    return torch.randint(1, size.vocab, (size.prompt,), generator=generator).tolist()
+def round_prompt(size: Size, work: Path, round_index: int) -> List[int]:
+    """The prompt of timed round `round_index` (the reference conversation's is round -1)."""
+    return llm_text.prompt(work, size.prompt, SEED + 2 + round_index)
+
+
+def runner_eos(reference: dict) -> int:
+    """The end-of-sequence id written for ExecuTorch's runner: a special token the reference conversation
+    never generates, so that the runner, which stops there, goes the whole way as the other variants do."""
+    seen = set(reference["ids"])
+    end = llm_text.SPECIAL_TOKENS.index("</s>")
+    return next(i for i in [end] + list(range(max(seen) + 2)) if i not in seen)
 
 
 # --- the two eager models ------------------------------------------------------------------------------
@@ -189,7 +199,8 @@ def prepare_size(size: Size, work: Path) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     model = et_model(size)
     torch.save(model.state_dict(), work / "weights.pt")
-    prompt = prompt_ids(size)
+    llm_text.train(work, size.vocab, SEED)
+    prompt = round_prompt(size, work, -1)
     ids, logits = greedy(et_eager_step(copy.deepcopy(model)), prompt, size.steps)
     reference = {"prompt": prompt, "ids": ids, "logits": logits}
     info = {"size": asdict(size)}
@@ -302,7 +313,21 @@ ET_VARIANTS = {
     "xnnpack-custom": lambda model, size, fmt: _xnnpack_program(model, size, fmt, custom=True),
     "et-kernels": _kernels_program,
 }
-OV_VARIANTS = ("native", "genai", "genai-default")
+OV_VARIANTS = ("native", "genai", "genai-sdpa", "genai-default")
+# Variants that run another variant's artifact a different way: ExecuTorch's LLM runner (TextLLMRunner,
+# its C++ generation loop behind Python bindings) on ours' program.
+RUNNER_VARIANTS = {"ours-runner": "ours"}
+
+
+def _runner_metadata(variant: str, size: Size, work: Path) -> Optional[dict]:
+    """The constant methods ExecuTorch's runner reads, in the programs a runner variant runs."""
+    if variant not in RUNNER_VARIANTS.values():
+        return None
+    from executorch_openvino.llm.runner_metadata import text_runner_metadata
+
+    reference = torch.load(work / "reference.pt")
+    return text_runner_metadata(max_seq_len=size.context - 1, max_context_len=size.context, n_layers=size.layers,
+                                vocab_size=size.vocab, bos_id=1, eos_ids=[runner_eos(reference)])
 
 
 def export_et(variant: str, fmt: str, size: Size, work: Path) -> Path:
@@ -312,6 +337,7 @@ def export_et(variant: str, fmt: str, size: Size, work: Path) -> Path:
     model = et_model(size, torch.load(work / "weights.pt"))
     program, partitioners = ET_VARIANTS[variant](model, size, fmt)
     edge = to_edge_transform_and_lower(program, partitioner=partitioners,
+                                       constant_methods=_runner_metadata(variant, size, work),
                                        compile_config=EdgeCompileConfig(_check_ir_validity=False))
     path = work / f"{variant}-{fmt}.pte"
     path.write_bytes(edge.to_executorch().buffer)

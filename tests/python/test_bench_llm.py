@@ -1,6 +1,6 @@
 """Smoke test of the LLM benchmark (bench/llm_bench.py), so that it cannot rot: the tiny Llama, fp32,
-ours alone (each variant costs an export and a probe, a process each), one round, in a subprocess
-writing into a temporary results folder.
+ours, and ours through ExecuTorch's LLM runner (each variant costs a probe, a process; ours an export),
+one round, in a subprocess writing into a temporary results folder.
 Nothing here checks a time: only that each step ran and the report says what it measured."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     results = tmp_path / "results"
     done = subprocess.run(
         [sys.executable, str(REPO / "bench" / "llm_bench.py"), "--sizes", "tiny", "--formats", "fp32",
-         "--variants", "ours", "--rounds", "1", "--results-dir", str(results)],
+         "--variants", "ours,ours-runner", "--rounds", "1", "--results-dir", str(results)],
         capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     markdown = next(results.glob("llm-*.md"))
@@ -35,20 +35,21 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     text = markdown.read_text()
     assert "logical cores" in text and "load average" in text  # the machine and its load are recorded
 
-    for variant in ("ours",):
+    for variant in ("ours", "ours-runner"):
         cells = _row(text, variant)
         prefill, decode = float(cells[1].split()[0]), float(cells[2].split()[0])
         assert prefill > 0 and decode > 0, cells
         assert cells[-1].startswith("ids = eager (8/8)"), cells  # fp32 greedy ids equal eager PyTorch
         assert "MB" in cells[10], cells  # peak RSS against the weights plus the cache
-    # The variants not asked for are left out; the targets table has ours' row.
+    # The variants not asked for are left out; the targets table has a row for each way ours ran.
     assert "| xnnpack |" not in text
-    assert "| tiny | fp32 |" in text.split("## Targets", 1)[1]
+    targets = text.split("## Targets", 1)[1]
+    assert "| tiny | fp32 (ours) |" in targets and "| tiny | fp32 (ours-runner) |" in targets
 
     run = json.loads(markdown.with_suffix(".json").read_text())
     (record,) = run["records"]
     variants = record["formats"]["fp32"]["variants"]
-    assert set(variants) == {"ours"}
+    assert set(variants) == {"ours", "ours-runner"}
     assert all("error" not in entry for entry in variants.values()), variants
     assert len(record["formats"]["fp32"]["rounds"]["rounds"]) == 1
 
