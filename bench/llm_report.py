@@ -25,7 +25,8 @@ DESCRIPTIONS = {
     "et-kernels": "the same export with no delegate: the kernels in ExecuTorch's Python runtime; int8: weight-only "
                   "int8 (export_llama's int8), int4: weight-only int4 (4w)",
     NATIVE: "optimum-intel's stateful IR of the equivalent Hugging Face Llama (same weights), one ov.InferRequest "
-            "loop (input_ids, attention_mask, position_ids, beam_idx), f32 compute and KV cache",
+            "loop (input_ids, attention_mask, position_ids, beam_idx: the request's own tensors, reshaped and written "
+            "in place, as GenAI does), f32 compute and KV cache",
     GENAI: "openvino_genai.LLMPipeline on that IR, token ids in (TokenizedInputs), greedy, ignore_eos; "
            "INFERENCE_PRECISION_HINT f32, KV_CACHE_PRECISION f32 (ours' numerics); its default attention backend "
            "(paged attention, continuous batching); timed by its TTFT and TPOT",

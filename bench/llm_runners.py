@@ -90,7 +90,9 @@ class EtRunner:
 
 class NativeRunner:
     """optimum-intel's stateful IR driven by one plain ov.InferRequest: input_ids, attention_mask,
-    position_ids and beam_idx as optimum-intel feeds them, the state reset per conversation."""
+    position_ids and beam_idx as optimum-intel feeds them, the state reset per conversation. The inputs
+    are the request's own tensors, reshaped and written in place each call, as GenAI's loop does:
+    handing the request new tensors every call cost about 0.4 ms a decode step (int4, 23 M parameters)."""
 
     def __init__(self, folder: Path):
         import openvino as ov
@@ -98,15 +100,20 @@ class NativeRunner:
         core = ov.Core()
         compiled = core.compile_model(str(folder / "openvino_model.xml"), "CPU", F32_PROPERTIES)
         self.request = compiled.create_infer_request()
-        self.names = {port.get_any_name() for port in compiled.inputs}
+        names = {port.get_any_name() for port in compiled.inputs}
+        self.inputs = {name: self.request.get_tensor(name) for name in
+                       ("input_ids", "attention_mask", "position_ids", "beam_idx") if name in names}
 
     def _call(self, tokens: List[int], position: int) -> torch.Tensor:
         n = len(tokens)
-        feed = {"input_ids": np.array([tokens], dtype=np.int64),
-                "attention_mask": np.ones((1, position + n), dtype=np.int64),
-                "position_ids": np.arange(position, position + n, dtype=np.int64)[None],
-                "beam_idx": np.zeros(1, dtype=np.int32)}
-        self.request.infer({k: v for k, v in feed.items() if k in self.names})
+        values = {"input_ids": np.array([tokens], dtype=np.int64),
+                  "attention_mask": np.ones((1, position + n), dtype=np.int64),
+                  "position_ids": np.arange(position, position + n, dtype=np.int64)[None],
+                  "beam_idx": np.zeros(1, dtype=np.int32)}
+        for name, tensor in self.inputs.items():
+            tensor.shape = values[name].shape
+            tensor.data[...] = values[name]
+        self.request.infer()
         return torch.from_numpy(self.request.get_tensor("logits").data[0, -1])  # a view: reused next call
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
