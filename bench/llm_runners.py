@@ -154,25 +154,22 @@ class TextRunner:
     """ExecuTorch's LLM runner (executorch.extension.llm.runner.TextLLMRunner: its C++ prefill and
     generation loop, behind Python bindings) on a program carrying its metadata, with the benchmark's
     tokenizer. Fed the prompt's text (which encodes to the prompt's ids, llm_text.as_text), greedy,
-    steps + 1 new tokens; timed by the runner's own stats; the ids are read back from the pieces it hands
-    over (every token of the tokenizer decodes to a text of its own)."""
+    steps + 1 new tokens; timed by when its pieces arrive; the ids are read back from the pieces (every
+    token of the tokenizer decodes to a text of its own)."""
 
     def __init__(self, path: Path, work: Path):
         import executorch_openvino  # noqa: F401  (registers our delegate)
         from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
+        from tokenizers import Tokenizer
 
         import llm_text
 
-        self.work, self.text = work, llm_text
-        self.config_type = GenerationConfig
+        self.work, self.text, self.config_type = work, llm_text, GenerationConfig
         self.runner = TextLLMRunner(str(path), str(work / llm_text.TOKENIZER_FILE))
-        vocabulary = {}
-        from tokenizers import Tokenizer
-
         tokenizer = Tokenizer.from_file(str(work / llm_text.TOKENIZER_FILE))
+        self.ids_of_pieces: Dict[str, int] = {}
         for i in range(tokenizer.get_vocab_size()):
-            vocabulary.setdefault(tokenizer.decode([i], skip_special_tokens=False), i)
-        self.ids_of_pieces = vocabulary
+            self.ids_of_pieces.setdefault(tokenizer.decode([i], skip_special_tokens=False), i)
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
         # Timed by when the pieces arrive (the runner's stats count whole milliseconds).
