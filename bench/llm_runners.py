@@ -160,13 +160,12 @@ class TextRunner:
     def __init__(self, path: Path, work: Path):
         import executorch_openvino  # noqa: F401  (registers our delegate)
         from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
-        from tokenizers import Tokenizer
 
         import llm_text
 
         self.work, self.text, self.config_type = work, llm_text, GenerationConfig
         self.runner = TextLLMRunner(str(path), str(work / llm_text.TOKENIZER_FILE))
-        tokenizer = Tokenizer.from_file(str(work / llm_text.TOKENIZER_FILE))
+        tokenizer = llm_text.load(work)
         self.ids_of_pieces: Dict[str, int] = {}
         for i in range(tokenizer.get_vocab_size()):
             self.ids_of_pieces.setdefault(tokenizer.decode([i], skip_special_tokens=False), i)

@@ -8,9 +8,10 @@ repeated would have it skip the prefill from the second round on."""
 
 from __future__ import annotations
 
+import functools
 import random
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>"]
 TOKENIZER_FILE = "tokenizer.json"
@@ -35,21 +36,26 @@ def train(work: Path, vocab_size: int, seed: int) -> Path:
         raise RuntimeError(f"the tokenizer came out with {tokenizer.get_vocab_size()} tokens, not {vocab_size}")
     path = work / TOKENIZER_FILE
     tokenizer.save(str(path))
+    load.cache_clear()
+    word_ids.cache_clear()
     return path
 
 
-def _load(work: Path):
+@functools.lru_cache(maxsize=None)
+def load(work: Path):
+    """The tokenizer train() wrote (read once per process; never modified)."""
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(work / TOKENIZER_FILE))
 
 
-def word_ids(work: Path) -> List[int]:
+@functools.lru_cache(maxsize=None)
+def word_ids(work: Path) -> Tuple[int, ...]:
     """The ids of whole words, each one token with its leading space (sorted: the same on every machine)."""
-    tokenizer = _load(work)
+    tokenizer = load(work)
     marker = "\u0120"  # byte-level BPE's spelling of a leading space
     ids = [i for token, i in tokenizer.get_vocab().items() if token.startswith(marker) and token[1:].isalpha()]
-    return sorted(i for i in ids if tokenizer.encode(tokenizer.decode([i])).ids == [i])
+    return tuple(sorted(i for i in ids if tokenizer.encode(tokenizer.decode([i])).ids == [i]))
 
 
 def prompt(work: Path, length: int, seed: int) -> List[int]:
@@ -62,12 +68,9 @@ def prompt(work: Path, length: int, seed: int) -> List[int]:
 
 def as_text(work: Path, ids: List[int]) -> str:
     """The text of a prompt, checked to encode back to the same ids."""
-    tokenizer = _load(work)
+    tokenizer = load(work)
     text = tokenizer.decode(ids)
     if tokenizer.encode(text).ids != list(ids):
         raise ValueError("this prompt has no text that encodes back to its ids (not made by llm_text.prompt)")
     return text
 
-
-def decode(work: Path, ids: List[int]) -> str:
-    return _load(work).decode(ids, skip_special_tokens=False)
