@@ -13,7 +13,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs, recurrent, scalar_boundaries
+from . import compile_specs, recurrent, repeated_work, scalar_boundaries
 from .backend_id import BACKEND_ID
 from .llm import attention, stateful
 from .op_support import NodeSupport, OpSpec
@@ -65,6 +65,7 @@ class OpenvinoPartitioner(Partitioner):
         self.stateful = stateful
         self.last_support: Optional[NodeSupport] = None
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
+        self._buffer_fingerprints: dict = {}  # buffer name -> repeated_work.Fingerprint, or None
 
     def ops_to_not_decompose(self, exported_program: ExportedProgram):
         """Operators outside core ATen that the delegate takes and that to_edge must therefore let
@@ -85,6 +86,12 @@ class OpenvinoPartitioner(Partitioner):
         (recurrent.py; their decomposition is what makes lowering an LSTM slow) and attention
         (llm/attention.py; OpenVINO runs it as one kernel)."""
         support = NodeSupport(self.skip_ops, self.skip_nodes)
+        # Read while the buffers still hold values (see repeated_work.equal_buffers); a name seen
+        # with other values in another method is unknown.
+        for name, fingerprint in repeated_work.fingerprints(exported_program).items():
+            earlier = self._buffer_fingerprints.setdefault(name, fingerprint)
+            if earlier != fingerprint:
+                self._buffer_fingerprints[name] = None
         recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
         return attention.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
 
@@ -109,6 +116,7 @@ class OpenvinoPartitioner(Partitioner):
             tags.pop(tag, None)
         self.consumed_buffers = stateful.consume_mutated_buffers(exported_program) if self.stateful else {}
         tag_constant_data(exported_program)
+        repeated_work.mark_equal_values(exported_program, self._buffer_fingerprints)  # once the tags are final
         self.last_support = support
         logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(tags), len(support.refusals))
         return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)

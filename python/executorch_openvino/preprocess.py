@@ -13,7 +13,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import compile_specs, int8_range_check, ir_conversion
+from . import compile_specs, int8_range_check, ir_conversion, repeated_work
 from .blob import PrecompiledModel, build_blob
 from .llm import grown_cache, rotary, stateful
 
@@ -27,6 +27,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             # Buffers this partition consumed: kept as inputs and outputs to become OpenVINO state.
             graph_module, states = stateful.inline_constants(edge_program)
             model = ir_conversion.convert(graph_module, edge_program.range_constraints)
+            repeated_work.share_equal_inputs(model, edge_program)
             stateful.make_stateful(model, states)
             if options.grow_caches:
                 grown_cache.grow_caches(model)
@@ -35,6 +36,7 @@ class ExecutorchOpenvinoBackend(BackendDetails):
             # they land in the IR's weights and the delegate's inputs are the partition's user
             # inputs only.
             model = ir_conversion.convert(edge_program.module(), edge_program.range_constraints)
+            repeated_work.share_equal_inputs(model, edge_program)
         # After the caches took their final form: the rewrite follows keys through them.
         rotary.fuse_rotary(model)
         int8_range_check.warn_if_full_range(model)
