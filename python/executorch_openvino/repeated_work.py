@@ -3,11 +3,11 @@
 ExecuTorch's Llama gives every layer its own causal mask buffer and reads the position with .item()
 once per layer, then slices its mask with it. That is ExecuTorch's scalar work outside the delegate,
 so each layer's copy crossed into the partition as an input of its own, and OpenVINO computed each
-layer's mask from it again (the benchmark's 6-layer Llama: 16 inputs, 6 mask chains; with one,
-64 decode steps of the IR took 9 % less time). The partitioner may not change the graph (ExecuTorch checks), so it
-only notes in each input's meta which value it is (`mark_equal_values`); preprocess points the IR's
-readers of a repeated input at the first input of the same value (`share_equal_inputs`). The repeats
-stay inputs, unread, so the call's arguments are unchanged.
+layer's mask from it again (the benchmark's 6-layer Llama: 16 inputs, 6 mask chains; with one, 64
+decode steps of the IR took 9 % less time). The partitioner may not change the graph (ExecuTorch
+checks), so it only notes in each input's meta which value it is (`mark_equal_values`); preprocess
+points the IR's readers of a repeated input at the first input of the same value
+(`share_equal_inputs`). The repeats stay inputs, unread, so the call's arguments are unchanged.
 
 Two nodes are the same value when both are the same side-effect-free operator on the same values
 (positions, sizes, slices, views: `_MERGEABLE_OPS`), or buffers never written with equal dtype,
