@@ -27,6 +27,7 @@ from torch.export import ExportedProgram
 logger = logging.getLogger(__name__)
 
 VALUE_KEY = "executorch_openvino_value"  # node meta: the name of the first node of the same value
+_TAG = "delegation_tag"
 
 # Side-effect free and deterministic: the plumbing around positions and slices, as the edge dialect
 # (what the partitioner sees) spells it.
@@ -50,15 +51,16 @@ def _is_mergeable(node: torch.fx.Node) -> bool:
     return op_name(node.target) in _MERGEABLE_OPS
 
 
-def _frozen(value: Any) -> Optional[Any]:
-    """A hashable stand-in for a node argument (nodes by identity), or None when there is none."""
+def _frozen(value: Any, canonical: Dict[torch.fx.Node, torch.fx.Node]) -> Optional[Any]:
+    """A hashable stand-in for a node argument, each node replaced by the first of its value, or None
+    when there is none."""
     if isinstance(value, torch.fx.Node):
-        return ("node", value)
+        return ("node", canonical.get(value, value))
     if isinstance(value, (list, tuple)):
-        items = [_frozen(item) for item in value]
+        items = [_frozen(item, canonical) for item in value]
         return None if any(item is None for item in items) else (type(value).__name__, tuple(items))
     if isinstance(value, dict):
-        items = {key: _frozen(item) for key, item in value.items()}
+        items = {key: _frozen(item, canonical) for key, item in value.items()}
         return None if any(item is None for item in items.values()) else ("dict", tuple(sorted(items.items())))
     if value is None or isinstance(value, (bool, int, float, str, torch.dtype, torch.device, torch.layout,
                                            torch.memory_format)):
@@ -71,14 +73,25 @@ Fingerprint = Tuple[str, Tuple[int, ...], str]  # dtype, shape, SHA-256 of the b
 
 def fingerprints(program: ExportedProgram) -> Dict[str, Fingerprint]:
     """Each buffer or lifted constant of the program that holds values (by name) -> its fingerprint."""
-    signature = program.graph_signature
     found = {}
-    for name in {**signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}.values():
-        tensor = _stored_tensor(program, name)
-        if tensor is not None:
-            data = tensor.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
-            found[name] = (str(tensor.dtype), tuple(tensor.shape), hashlib.sha256(data).hexdigest())
+    for name in _stored_names(program):
+        fingerprint = _fingerprint(program, name)
+        if fingerprint is not None:
+            found[name] = fingerprint
     return found
+
+
+def _stored_names(program: ExportedProgram) -> List[str]:
+    signature = program.graph_signature
+    return list({**signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}.values())
+
+
+def _fingerprint(program: ExportedProgram, name: str) -> Optional[Fingerprint]:
+    tensor = _stored_tensor(program, name)
+    if tensor is None:
+        return None
+    data = tensor.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes() if tensor.numel() else b""
+    return str(tensor.dtype), tuple(tensor.shape), hashlib.sha256(data).hexdigest()
 
 
 def equal_buffers(program: ExportedProgram, known: Optional[Dict[str, Optional[Fingerprint]]] = None) -> Dict[str, str]:
@@ -87,14 +100,16 @@ def equal_buffers(program: ExportedProgram, known: Optional[Dict[str, Optional[F
     Parameters are left alone. Where the program holds no values (a re-exported program's buffers can
     be fake tensors by the time it is partitioned), `known` gives their fingerprints, taken earlier
     from the program with values (None: unknown)."""
-    signature = program.graph_signature
-    written = set(signature.buffers_to_mutate.values())
-    own = fingerprints(program)
+    written = set(program.graph_signature.buffers_to_mutate.values())
+    known = known or {}
     first_of: Dict[Fingerprint, str] = {}
     twins: Dict[str, str] = {}
-    for name in {**signature.inputs_to_buffers, **signature.inputs_to_lifted_tensor_constants}.values():
-        fingerprint = own.get(name) or (known or {}).get(name)
-        if name in written or fingerprint is None:
+    for name in _stored_names(program):
+        if name in written:
+            continue
+        # The earlier fingerprint where there is one (None: unknown): each tensor is hashed once.
+        fingerprint = known[name] if name in known else _fingerprint(program, name)
+        if fingerprint is None:
             continue
         first = first_of.setdefault(fingerprint, name)
         if first != name:
@@ -124,35 +139,24 @@ def _canonical_nodes(program: ExportedProgram,
     buffers = {placeholder_of[name]: placeholder_of[twin]
                for name, twin in equal_buffers(program, known).items() if name in placeholder_of and twin in placeholder_of}
     seen: Dict[Tuple, torch.fx.Node] = {}
-
-    def through(value):
-        if isinstance(value, torch.fx.Node):
-            return canonical.get(value, value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(through(item) for item in value)
-        if isinstance(value, dict):
-            return {key: through(item) for key, item in value.items()}
-        return value
-
     for node in program.graph.nodes:
         canonical[node] = buffers.get(node, node)
         if not _is_mergeable(node):
             continue
-        key = _frozen((through(node.args), through(node.kwargs)))
+        key = _frozen((node.args, node.kwargs), canonical)
         if key is not None:
             canonical[node] = seen.setdefault((node.target, key), node)
     return canonical
 
 
-def mark_equal_values(program: ExportedProgram, known_buffers: Optional[Dict[str, Optional[Fingerprint]]] = None,
-                      tag_key: str = "delegation_tag") -> int:
+def mark_equal_values(program: ExportedProgram, known_buffers: Optional[Dict[str, Optional[Fingerprint]]] = None) -> int:
     """Notes in the meta of every node a partition reads from outside it (VALUE_KEY) the name of the
     first node of its value (`known_buffers`: see equal_buffers). Changes no node. Returns how many
     such inputs repeat an earlier one."""
     canonical = _canonical_nodes(program, known_buffers)
     repeats = 0
     for node in program.graph.nodes:
-        tags = {user.meta.get(tag_key) for user in node.users} - {None, node.meta.get(tag_key)}
+        tags = {user.meta.get(_TAG) for user in node.users} - {None, node.meta.get(_TAG)}
         if not tags:
             continue
         node.meta[VALUE_KEY] = canonical[node].name
