@@ -27,9 +27,14 @@ def test_each_layers_mask_and_position_are_read_once():
     assert len(masks) == 2 and len(positions) == 2, [p.get_friendly_name() for p in case.ir.get_parameters()]
     for inputs in (masks, positions):
         assert [bool(p.output(0).get_target_inputs()) for p in inputs] == [True, False]
-    # Every other input is read: nothing of another value was taken for a repeat.
+    # The prompt length (sym_size of the tokens, computed outside) is read from the tokens' shape.
     read = read_inputs(case.ir)
-    assert sum(not r for r in read.values()) == 2, read
+    sizes = [name for name in read if name.startswith("sym_size")]
+    assert sizes and not any(read[name] for name in sizes), read
+    tokens = case.ir.input(0).get_node()
+    assert any(t.get_node().get_type_name() == "ShapeOf" for t in tokens.output(0).get_target_inputs())
+    # Every other input is read: nothing of another value was taken for a repeat.
+    assert sum(not r for r in read.values()) == 2 + len(sizes), read
 
 
 class Twins(torch.nn.Module):
