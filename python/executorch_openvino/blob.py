@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 
 MAGIC = b"EOVB"
 MAJOR_VERSION = 1
-MINOR_VERSION = 1  # 1.1 added precompiled models
+MINOR_VERSION = 2  # 1.1 added precompiled models, 1.2 input arguments
+_MINOR_WITHOUT_INPUT_ARGUMENTS = 1  # a writer sets the minor version of the newest kind it writes
 PAYLOAD_ALIGNMENT = 64
 
 SECTION_IR_XML = 1
 SECTION_IR_WEIGHTS = 2
 SECTION_PRECOMPILED = 3
+SECTION_INPUT_ARGUMENTS = 6
 
 _HEADER = struct.Struct("<4sHHIIQII")  # magic, major, minor, header size, count, total size, flags, crc
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc, offset, length
@@ -70,13 +72,44 @@ def _parse_precompiled(payload: bytes) -> PrecompiledModel:
     return PrecompiledModel(fields["device"], fields["openvino"], properties, bytes(payload[start:]))
 
 
-def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = ()) -> bytes:
-    """Packs an OpenVINO IR (the .xml text and the .bin weights), and any models precompiled for
-    named devices, into a delegate blob."""
+@dataclass(frozen=True)
+class InputArguments:
+    """Which of the delegate call's inputs the IR reads: the call's input count, and for each IR
+    input, in order, the call input it is (strictly increasing)."""
+
+    call_inputs: int
+    of_ir_input: tuple[int, ...]
+
+    def __post_init__(self):
+        indices = list(self.of_ir_input)
+        if any(b <= a for a, b in zip(indices, indices[1:])) or any(not 0 <= i < self.call_inputs for i in indices):
+            raise ValueError(f"IR inputs {indices} are not increasing call inputs below {self.call_inputs}")
+
+
+def _input_arguments_payload(arguments: InputArguments) -> bytes:
+    indices = list(arguments.of_ir_input)
+    return struct.pack(f"<II{len(indices)}I", arguments.call_inputs, len(indices), *indices)
+
+
+def _parse_input_arguments(payload: bytes) -> InputArguments:
+    if len(payload) < 8 or len(payload) % 4:
+        raise ValueError("input arguments section is malformed")
+    call_inputs, count = struct.unpack_from("<II", payload, 0)
+    if count != (len(payload) - 8) // 4:
+        raise ValueError("input arguments section is malformed")
+    return InputArguments(call_inputs, struct.unpack_from(f"<{count}I", payload, 8))
+
+
+def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = (),
+               input_arguments: InputArguments | None = None) -> bytes:
+    """Packs an OpenVINO IR (the .xml text and the .bin weights), any models precompiled for named
+    devices, and which call inputs the IR reads (None: all, in order) into a delegate blob."""
     if not ir_xml:
         raise ValueError("the IR XML is empty")
     sections = [(SECTION_IR_XML, bytes(ir_xml)), (SECTION_IR_WEIGHTS, bytes(ir_weights))]
     sections += [(SECTION_PRECOMPILED, _precompiled_payload(model)) for model in precompiled]
+    if input_arguments is not None:
+        sections.append((SECTION_INPUT_ARGUMENTS, _input_arguments_payload(input_arguments)))
     header_size = _HEADER.size + _ENTRY.size * len(sections)
 
     offset = _align(header_size)
@@ -87,7 +120,8 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
     total = entries[-1][2] + entries[-1][3]
 
     out = bytearray(total)
-    _HEADER.pack_into(out, 0, MAGIC, MAJOR_VERSION, MINOR_VERSION, header_size, len(sections), total, 0, 0)
+    minor = MINOR_VERSION if input_arguments is not None else _MINOR_WITHOUT_INPUT_ARGUMENTS
+    _HEADER.pack_into(out, 0, MAGIC, MAJOR_VERSION, minor, header_size, len(sections), total, 0, 0)
     for i, entry in enumerate(entries):
         _ENTRY.pack_into(out, _HEADER.size + i * _ENTRY.size, *entry)
     for (_, payload), (_, _, start, length) in zip(sections, entries):
@@ -102,6 +136,7 @@ class ParsedBlob:
     ir_xml: bytes
     ir_weights: bytes
     precompiled: list[PrecompiledModel] = field(default_factory=list)
+    input_arguments: InputArguments | None = None  # None: the IR reads every call input, in order
 
 
 def parse_blob(data: bytes) -> ParsedBlob:
@@ -133,8 +168,11 @@ def parse_blob(data: bytes) -> ParsedBlob:
             raise ValueError(f"section {i} is corrupt")
         if kind == SECTION_PRECOMPILED:
             precompiled.append(_parse_precompiled(payload))
+        elif kind == SECTION_INPUT_ARGUMENTS:
+            payloads[kind] = _parse_input_arguments(payload)
         else:
             payloads[kind] = payload
     if not payloads.get(SECTION_IR_XML):
         raise ValueError("no IR XML section")
-    return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled)
+    return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled,
+                      payloads.get(SECTION_INPUT_ARGUMENTS))

@@ -40,9 +40,10 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         # After the caches took their final form: the rewrite follows keys through them.
         rotary.fuse_rotary(model)
         int8_range_check.warn_if_full_range(model)
+        arguments = repeated_work.drop_unread_inputs(model)
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
-        return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled))
+        return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, arguments))
 
 
 def precompile(xml: bytes, weights: bytes, device: str, properties) -> PrecompiledModel:

@@ -7,7 +7,8 @@ layer's mask from it again (the benchmark's 6-layer Llama: 16 inputs, 6 mask cha
 decode steps of the IR took 9 % less time). The partitioner may not change the graph (ExecuTorch
 checks), so it only notes in each input's meta which value it is (`mark_equal_values`); preprocess
 points the IR's readers of a repeated input at the first input of the same value
-(`share_equal_inputs`). The repeats stay inputs, unread, so the call's arguments are unchanged.
+(`share_equal_inputs`). The call's arguments are unchanged; the repeats leave the IR, and the blob
+says which call inputs the IR reads (`drop_unread_inputs`).
 
 Two nodes are the same value when both are the same side-effect-free operator on the same values
 (positions, sizes, slices, views: `_MERGEABLE_OPS`), or buffers never written with equal dtype,
@@ -185,8 +186,7 @@ def share_equal_inputs(model, program: ExportedProgram) -> int:
     """In the converted IR `model` of partition `program`: the readers of each input noted as the
     same value as an earlier input read that one instead, and the readers of each size that is a
     dimension of an input tensor read the tensor's shape (`read_sizes_from_shapes`). The repeat
-    stays an input (unread), so the delegate's arguments keep their order. Returns how many inputs
-    were left unread."""
+    stays an input, unread, until `drop_unread_inputs`. Returns how many inputs were left unread."""
     first = {}
     shared = read_sizes_from_shapes(model, program)
     for parameter, placeholder in _placeholders_of_parameters(model, program):
@@ -246,3 +246,21 @@ def read_sizes_from_shapes(model, program: ExportedProgram) -> int:
     if moved:
         logger.info("%d size input(s) read from their tensors' shapes", moved)
     return moved
+
+
+def drop_unread_inputs(model):
+    """Takes the inputs nothing reads out of the IR `model` (repeats of another input's value,
+    sizes read from shapes); returns which call inputs the rest are (`blob.InputArguments`), or None
+    when every input is read. An input kept in the IR costs OpenVINO's CPU plugin work every
+    inference even unread (the benchmark's Llama, 11 of 16: about 5 % of a decode step)."""
+    from .blob import InputArguments
+
+    parameters = list(model.get_parameters())
+    read = [index for index, parameter in enumerate(parameters) if parameter.output(0).get_target_inputs()]
+    if len(read) == len(parameters):
+        return None
+    for parameter in parameters:
+        if not parameter.output(0).get_target_inputs():
+            model.remove_parameter(parameter)
+    model.validate_nodes_and_infer_types()
+    return InputArguments(len(parameters), tuple(read))

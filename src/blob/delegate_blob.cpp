@@ -93,6 +93,28 @@ std::string parse_precompiled(const Span& payload, PrecompiledModel& out) {
   return {};
 }
 
+// Reads an input-arguments section's payload; returns the error text, empty on success.
+std::string parse_input_arguments(const Span& payload, InputArguments& out) {
+  if (payload.size < 8 || payload.size % 4 != 0) {
+    return "is " + std::to_string(payload.size) + " bytes, not two counts and a list of 4-byte indices";
+  }
+  out.call_inputs = read_u32(payload.data);
+  const uint32_t count = read_u32(payload.data + 4);
+  if (count != (payload.size - 8) / 4) {
+    return "declares " + std::to_string(count) + " IR inputs but holds " + std::to_string((payload.size - 8) / 4);
+  }
+  out.of_ir_input.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t index = read_u32(payload.data + 8 + 4 * static_cast<size_t>(i));
+    if (index >= out.call_inputs || (i > 0 && index <= out.of_ir_input[i - 1])) {
+      return "maps IR input " + std::to_string(i) + " to call input " + std::to_string(index) +
+             ", not increasing below " + std::to_string(out.call_inputs);
+    }
+    out.of_ir_input[i] = index;
+  }
+  return {};
+}
+
 }  // namespace
 
 ParseResult parse(const void* data_in, size_t size) {
@@ -184,6 +206,15 @@ ParseResult parse(const void* data_in, size_t size) {
         parsed.precompiled.push_back(std::move(model));
         break;
       }
+      case SectionKind::kInputArguments: {
+        if (parsed.input_arguments) return fail("more than one input arguments section");
+        InputArguments arguments;
+        if (std::string error = parse_input_arguments(payload, arguments); !error.empty()) {
+          return fail("input arguments " + which + " " + error);
+        }
+        parsed.input_arguments = std::move(arguments);
+        break;
+      }
       default:
         break;  // a section from a newer minor version: checked above, otherwise ignored
     }
@@ -193,7 +224,8 @@ ParseResult parse(const void* data_in, size_t size) {
 }
 
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
-                           const std::vector<PrecompiledInput>& precompiled) {
+                           const std::vector<PrecompiledInput>& precompiled,
+                           const std::optional<InputArguments>& input_arguments) {
   // Payloads in section order: XML, weights, then each precompiled model.
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> payloads;
   payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(ir_xml.begin(), ir_xml.end()));
@@ -206,6 +238,15 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
     std::memcpy(payload.data() + 4, meta.data(), meta.size());
     payload.insert(payload.end(), model.model.begin(), model.model.end());
     payloads.emplace_back(SectionKind::kPrecompiled, std::move(payload));
+  }
+  if (input_arguments) {
+    std::vector<uint8_t> payload(8 + 4 * input_arguments->of_ir_input.size());
+    write_u32(payload.data(), input_arguments->call_inputs);
+    write_u32(payload.data() + 4, static_cast<uint32_t>(input_arguments->of_ir_input.size()));
+    for (size_t i = 0; i < input_arguments->of_ir_input.size(); ++i) {
+      write_u32(payload.data() + 8 + 4 * i, input_arguments->of_ir_input[i]);
+    }
+    payloads.emplace_back(SectionKind::kInputArguments, std::move(payload));
   }
 
   const uint32_t count = static_cast<uint32_t>(payloads.size());
@@ -221,7 +262,8 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
   std::vector<uint8_t> out(total, 0);
   std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
   write_u16(out.data() + kMajorOffset, kMajorVersion);
-  write_u16(out.data() + kMinorOffset, kMinorVersion);
+  // The minor version of the newest kind written (docs/delegate-blob-format.md, Compatibility).
+  write_u16(out.data() + kMinorOffset, input_arguments ? kMinorVersion : uint16_t{1});
   write_u32(out.data() + kHeaderSizeOffset, static_cast<uint32_t>(header_size));
   write_u32(out.data() + kSectionCountOffset, count);
   write_u64(out.data() + kTotalSizeOffset, total);

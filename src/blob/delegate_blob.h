@@ -25,7 +25,7 @@ namespace executorch_openvino::blob {
 
 inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
 inline constexpr uint16_t kMajorVersion = 1;
-inline constexpr uint16_t kMinorVersion = 1;  // 1.1 added precompiled models
+inline constexpr uint16_t kMinorVersion = 2;  // 1.1 added precompiled models, 1.2 input arguments
 
 inline constexpr size_t kMagicOffset = 0;
 inline constexpr size_t kMajorOffset = kMagicOffset + 4;
@@ -55,6 +55,12 @@ enum class SectionKind : uint32_t {
   // property it was compiled with), zero padding to the next multiple of 64 from the payload
   // start, then the bytes export_model wrote.
   kPrecompiled = 3,
+  // Which of the delegate call's inputs the IR reads (optional, since 1.2; absent: every one, in
+  // order). Payload: u32 call input count K, u32 IR input count N, then N u32: the call input each
+  // IR input is, strictly increasing, each below K. Inputs the IR does not read are left out of it
+  // (a repeat of another input's value, a size read from a tensor's shape). A reader that skips
+  // this section sees K arguments for N < K inputs and refuses the call.
+  kInputArguments = 6,
 };
 
 struct Span {
@@ -69,11 +75,18 @@ struct PrecompiledModel {
   Span model;
 };
 
+// The call inputs the IR reads (SectionKind::kInputArguments).
+struct InputArguments {
+  uint32_t call_inputs = 0;
+  std::vector<uint32_t> of_ir_input;  // the call input each IR input is
+};
+
 struct ParsedBlob {
   uint16_t minor_version = 0;
   Span ir_xml;
   Span ir_weights;  // size 0 when the model has no weights
   std::vector<PrecompiledModel> precompiled;
+  std::optional<InputArguments> input_arguments;  // absent: the IR reads every call input, in order
 };
 
 struct ParseResult {
@@ -94,6 +107,7 @@ struct PrecompiledInput {
 
 // Serialises a blob (used by tests and tools; the Python package writes the same format).
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
-                           const std::vector<PrecompiledInput>& precompiled = {});
+                           const std::vector<PrecompiledInput>& precompiled = {},
+                           const std::optional<InputArguments>& input_arguments = std::nullopt);
 
 }  // namespace executorch_openvino::blob

@@ -37,17 +37,29 @@ std::optional<int64_t> first_position(const EValue& value) {
 }  // namespace
 
 Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime,
-                                                std::shared_ptr<const CompiledModel> compiled) {
+                                                std::shared_ptr<const CompiledModel> compiled,
+                                                std::optional<blob::InputArguments> arguments) {
+  if (arguments && arguments->of_ir_input.size() != compiled->inputs.size()) {
+    return Failure{FailureKind::kInvalidBlob,
+                   "the delegate blob maps " + std::to_string(arguments->of_ir_input.size()) +
+                       " call inputs to an IR of " + std::to_string(compiled->inputs.size()) +
+                       " inputs: the blob is corrupt or was not written by executorch_openvino; re-export the model"};
+  }
   Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
   if (!request.ok()) return request.failure();
-  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled));
+  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments));
   method->request_ = std::move(request).value();
   return method;
 }
 
-CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled)
+CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
+                               std::optional<blob::InputArguments> arguments)
     : runtime_(runtime),
       compiled_(std::move(compiled)),
+      call_inputs_(arguments ? arguments->call_inputs : compiled_->inputs.size()),
+      rearranges_(arguments.has_value()),
+      ir_input_arguments_(arguments ? std::move(arguments->of_ir_input) : std::vector<uint32_t>{}),
+      arranged_(rearranges_ ? compiled_->inputs.size() + compiled_->outputs.size() : 0),
       request_(nullptr, {}),
       input_bindings_(compiled_->inputs.size()),
       scalar_bindings_(compiled_->inputs.size()),
@@ -75,10 +87,17 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   std::lock_guard<std::mutex> lock(mutex_);
   const size_t inputs = compiled_->inputs.size();
   const size_t outputs = compiled_->outputs.size();
-  if (args.size() != inputs + outputs) {
+  if (args.size() != call_inputs_ + outputs) {
     return Failure{FailureKind::kInvalidArgument,
-                   "expected " + std::to_string(inputs) + " inputs and " + std::to_string(outputs) + " outputs (" +
-                       std::to_string(inputs + outputs) + " arguments), got " + std::to_string(args.size())};
+                   "expected " + std::to_string(call_inputs_) + " inputs and " + std::to_string(outputs) +
+                       " outputs (" + std::to_string(call_inputs_ + outputs) + " arguments), got " +
+                       std::to_string(args.size())};
+  }
+  if (rearranges_) {
+    // From here on `args` is as the IR takes it: the inputs it reads, then the outputs.
+    for (size_t i = 0; i < inputs; ++i) arranged_[i] = args[ir_input_arguments_[i]];
+    for (size_t i = 0; i < outputs; ++i) arranged_[inputs + i] = args[call_inputs_ + i];
+    args = Span<EValue*>(arranged_.data(), arranged_.size());
   }
   // Check everything before binding anything, so a bad call leaves the request as it was.
   bool all_bound = true;
@@ -89,13 +108,16 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     const char* role = is_input ? "input" : "output";
     const EValue* value = args[i];
     if (is_input && value != nullptr && (value->isInt() || value->isDouble() || value->isBool())) {
-      if (Status checked = check_scalar(*value, compiled_->inputs[index], index); !checked.ok()) return checked;
+      if (Status checked = check_scalar(*value, compiled_->inputs[index], call_input(index)); !checked.ok()) {
+        return checked;
+      }
       has_scalars = true;
       continue;
     }
     if (value == nullptr || !value->isTensor()) {
-      return Failure{FailureKind::kInvalidArgument,
-                     std::string(role) + " " + std::to_string(index) + ": expected a tensor, got another kind of value"};
+      return Failure{FailureKind::kInvalidArgument, std::string(role) + " " +
+                                                        std::to_string(is_input ? call_input(index) : index) +
+                                                        ": expected a tensor, got another kind of value"};
     }
     if (!is_input && output_is_dynamic_[index]) continue;  // resized after inference
     // A tensor identical to the one bound last call was checked then (the usual steady state).
@@ -103,7 +125,10 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     if (binding.matches(value->toTensor())) continue;
     all_bound = false;
     const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
-    if (Status checked = check_tensor(value->toTensor(), port, role, index); !checked.ok()) return checked;
+    if (Status checked = check_tensor(value->toTensor(), port, role, is_input ? call_input(index) : index);
+        !checked.ok()) {
+      return checked;
+    }
   }
   Outcome<bool> started = start_conversation_if_asked(args);
   if (!started.ok()) return started.failure();

@@ -12,6 +12,7 @@
 #include <executorch/runtime/core/event_tracer.h>
 #include <executorch/runtime/core/span.h>
 
+#include "blob/delegate_blob.h"
 #include "common/outcome.h"
 #include "delegate/model_compiler.h"
 #include "delegate/scalar_binding.h"
@@ -22,25 +23,31 @@ namespace executorch_openvino::delegate {
 
 class CompiledMethod {
  public:
+  // `arguments`: which call inputs the IR reads (the blob's; none: all of them, in order).
   static Outcome<CompiledMethod*> create(void* storage, ov::Runtime& runtime,
-                                         std::shared_ptr<const CompiledModel> compiled);
+                                         std::shared_ptr<const CompiledModel> compiled,
+                                         std::optional<blob::InputArguments> arguments = std::nullopt);
   ~CompiledMethod();
   CompiledMethod(const CompiledMethod&) = delete;
   CompiledMethod& operator=(const CompiledMethod&) = delete;
 
   // `args` holds the inputs, then the outputs, as ExecuTorch passes them to a delegate: tensors, and
-  // scalars (Int, Double, Bool: symbolic sizes and values computed outside) for rank-0 inputs. With an
+  // scalars (Int, Double, Bool: symbolic sizes and values computed outside) for rank-0 inputs; inputs
+  // the IR does not read are passed over. With an
   // event tracer, the inference is recorded as a delegate event, and OpenVINO's per-layer times too
   // when the model was compiled with profiling on.
   Status execute(executorch::runtime::Span<executorch::runtime::EValue*> args,
                  executorch::runtime::EventTracer* tracer);
 
-  size_t input_count() const { return compiled_->inputs.size(); }
+  size_t input_count() const { return call_inputs_; }  // of the call; the IR may read fewer
   size_t output_count() const { return compiled_->outputs.size(); }
   const CompiledModel& compiled() const { return *compiled_; }
 
  private:
-  CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled);
+  CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
+                 std::optional<blob::InputArguments> arguments);
+  // The call input IR input `index` is.
+  size_t call_input(size_t index) const { return rearranges_ ? ir_input_arguments_[index] : index; }
   Status bind_all(executorch::runtime::Span<executorch::runtime::EValue*> args);
   // Outputs of dynamic shape are allocated by OpenVINO: resize ExecuTorch's tensor and copy.
   Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
@@ -54,6 +61,10 @@ class CompiledMethod {
 
   ov::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;
+  size_t call_inputs_;
+  bool rearranges_;                           // false: the IR reads every call input, in order
+  std::vector<uint32_t> ir_input_arguments_;  // else the call input each IR input is
+  std::vector<executorch::runtime::EValue*> arranged_;  // a call's arguments as the IR takes them
   ov::InferRequestPtr request_;
   std::vector<TensorBinding> input_bindings_;
   std::vector<ScalarBinding> scalar_bindings_;  // per input; used by those a scalar feeds

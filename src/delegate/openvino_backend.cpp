@@ -37,11 +37,13 @@ namespace {
 // The handle of one loaded method: its own infer request on the (shared) compiled model, in the
 // method's allocator.
 Result<DelegateHandle*> make_handle(BackendInitContext& context, ov::Runtime& runtime,
-                                    std::shared_ptr<const delegate::CompiledModel> compiled) {
+                                    std::shared_ptr<const delegate::CompiledModel> compiled,
+                                    std::optional<blob::InputArguments> arguments = std::nullopt) {
   void* storage =
       context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
   if (storage == nullptr) return Error::MemoryAllocationFailed;
-  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(storage, runtime, std::move(compiled));
+  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(storage, runtime, std::move(compiled),
+                                                                               std::move(arguments));
   if (!method.ok()) return delegate::report(method.failure());
   return method.value();
 }
@@ -83,11 +85,12 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
                                       [processed] { processed->Free(); });
   if (!compiled.ok()) return delegate::report(compiled.failure());
   if (!note.empty()) delegate::log_info(note);
+  std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;  // copied: the blob goes
   // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
   // the blob goes now (if compile() has not already released it) instead of living as long as the
   // method.
   processed->Free();
-  return make_handle(context, *runtime.value(), std::move(compiled).value());
+  return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments));
 }
 
 Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContext& context, FreeableBuffer* processed,

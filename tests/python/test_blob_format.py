@@ -76,7 +76,7 @@ def test_round_trips_xml_and_weights():
     parsed = parse_blob(build_blob(XML, WEIGHTS))
     assert parsed.ir_xml == XML
     assert parsed.ir_weights == WEIGHTS
-    assert parsed.minor_version == blob.MINOR_VERSION
+    assert parsed.minor_version == 1  # the version of the newest kind written (1.1: precompiled models)
 
 
 def test_round_trips_a_model_without_weights():
@@ -106,7 +106,7 @@ def test_writes_the_documented_header():
     data = build_blob(XML, WEIGHTS)
     assert data[0:4] == b"EOVB"
     assert u16(data, 4) == 1  # major
-    assert u16(data, 6) == 1  # minor
+    assert u16(data, 6) == 1  # minor: the newest kind written is 1.1's
     assert u32(data, 8) == HEADER_SIZE + 2 * ENTRY_SIZE  # header size, table included
     assert u32(data, 12) == 2  # section count
     assert u64(data, 16) == len(data)  # total size
@@ -166,9 +166,35 @@ def test_round_trips_precompiled_models():
     assert (parsed.ir_xml, parsed.ir_weights) == (XML, WEIGHTS)
 
 
+# The C++ test pins this blob's CRC-32 too (kGoldenInputArgumentsCrc).
+GOLDEN_INPUT_ARGUMENTS_CRC = 0xDD3EF05A
+
+
+def test_input_arguments_output_matches_the_bytes_the_cpp_writer_produces():
+    data = build_blob(b"<net/>", bytes([1, 2, 3]), input_arguments=blob.InputArguments(5, (0, 2, 4)))
+    assert (len(data), zlib.crc32(data)) == (276, GOLDEN_INPUT_ARGUMENTS_CRC)
+    kind, _, offset, length = entry(data, 2)
+    assert (kind, length) == (blob.SECTION_INPUT_ARGUMENTS, 20) and u16(data, 6) == 2
+    assert struct.unpack_from("<5I", data, offset) == (5, 3, 0, 2, 4)
+
+
+def test_round_trips_input_arguments_and_their_absence():
+    arguments = blob.InputArguments(16, (0, 2, 3, 4, 5))
+    assert parse_blob(build_blob(XML, WEIGHTS, input_arguments=arguments)).input_arguments == arguments
+    assert parse_blob(build_blob(XML, WEIGHTS)).input_arguments is None
+    # An IR that reads no call input at all is not "every input".
+    assert parse_blob(build_blob(XML, input_arguments=blob.InputArguments(2, ()))).input_arguments.of_ir_input == ()
+
+
+@pytest.mark.parametrize("call_inputs, indices", [(3, (1, 1)), (3, (2, 1)), (3, (0, 3)), (0, (0,))])
+def test_input_arguments_must_be_increasing_call_inputs(call_inputs, indices):
+    with pytest.raises(ValueError, match="not increasing call inputs"):
+        blob.InputArguments(call_inputs, indices)
+
+
 def test_module_constants_match_the_specification():
     assert blob.MAGIC == b"EOVB"
-    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 1)
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 2)
     assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
     assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS, blob.SECTION_PRECOMPILED) == (1, 2, 3)
 
@@ -185,7 +211,7 @@ def test_refuses_every_single_bit_flip_in_the_header_and_table():
 
 def test_refuses_a_changed_minor_version_because_the_header_checksum_covers_it():
     data = bytearray(build_blob(XML, WEIGHTS))
-    struct.pack_into("<H", data, 6, 2)
+    struct.pack_into("<H", data, 6, 3)
     with pytest.raises(ValueError, match="checksum"):
         parse_blob(bytes(data))
 

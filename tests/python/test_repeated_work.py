@@ -1,7 +1,8 @@
 """Partition inputs that are one value read once (python/executorch_openvino/repeated_work.py):
 ExecuTorch's Llama slices a mask of its own per layer with a position of its own per layer, outside
-the delegate; the IR reads the first of each and leaves the repeats unread. That the Llama's greedy
-ids still equal eager over 64 steps with this in place is test_llm_state's."""
+the delegate, with the prompt length; the IR reads the first of each, the length from the tokens'
+shape, and the blob says which of the call's inputs the IR takes. That the Llama's greedy ids still
+equal eager over 64 steps with this in place is test_llm_state's."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from executorch.exir import to_edge_transform_and_lower
 
 import executorch_openvino
 from executorch_openvino import repeated_work
+from executorch_openvino.blob import parse_blob
+from llm_models import et_llama, export_et_llama
 from lowering import blob_ir, delegate_calls, load_forward
-from test_llm_state import lowered
 
 
 def read_inputs(ir: ov.Model) -> dict:
@@ -20,21 +22,33 @@ def read_inputs(ir: ov.Model) -> dict:
     return {p.get_friendly_name(): bool(p.output(0).get_target_inputs()) for p in ir.get_parameters()}
 
 
-def test_each_layers_mask_and_position_are_read_once():
-    case = lowered("dynamic_prompt")  # two layers
-    masks = [p for p in case.ir.get_parameters() if p.get_element_type() == ov.Type.boolean]
-    positions = [p for p in case.ir.get_parameters() if p.get_friendly_name().startswith("scalar_tensor")]
-    assert len(masks) == 2 and len(positions) == 2, [p.get_friendly_name() for p in case.ir.get_parameters()]
-    for inputs in (masks, positions):
-        assert [bool(p.output(0).get_target_inputs()) for p in inputs] == [True, False]
-    # The prompt length (sym_size of the tokens, computed outside) is read from the tokens' shape.
-    read = read_inputs(case.ir)
-    sizes = [name for name in read if name.startswith("sym_size")]
-    assert sizes and not any(read[name] for name in sizes), read
-    tokens = case.ir.input(0).get_node()
-    assert any(t.get_node().get_type_name() == "ShapeOf" for t in tokens.output(0).get_target_inputs())
-    # Every other input is read: nothing of another value was taken for a repeat.
-    assert sum(not r for r in read.values()) == 2 + len(sizes), read
+def lowered_call(exported):
+    """The one delegate call of program `exported` lowered to us: its input arguments (nodes), its
+    blob (parsed), its IR, and the edge program."""
+    edge = to_edge_transform_and_lower(exported, partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    processed = getattr(graph_module, call.args[0].target).processed_bytes
+    return list(call.args[1:]), parse_blob(processed), blob_ir(processed), edge
+
+
+def test_each_layers_mask_and_position_and_the_prompt_length_enter_the_ir_once():
+    arguments, blob, ir, _ = lowered_call(export_et_llama(et_llama(True)))  # two layers, any prompt length
+    # The call is unchanged: each layer's mask slice and position, and the prompt length, still cross.
+    masks = [i for i, a in enumerate(arguments) if getattr(a.meta["val"], "dtype", None) == torch.bool]
+    positions = [i for i, a in enumerate(arguments) if a.name.startswith("scalar_tensor")]
+    sizes = [i for i, a in enumerate(arguments) if isinstance(a.meta["val"], torch.SymInt)]
+    assert len(masks) == 2 and len(positions) == 2 and sizes, [a.name for a in arguments]
+    # The IR reads the first layer's mask and position only, and the length from the tokens' shape.
+    assert blob.input_arguments.call_inputs == len(arguments)
+    taken = set(blob.input_arguments.of_ir_input)
+    assert [i in taken for i in masks] == [True, False] and [i in taken for i in positions] == [True, False]
+    assert not taken & set(sizes)
+    assert len(taken) == len(arguments) - 2 - len(sizes)
+    # Everything left in the IR is read, and the tokens' shape gives the length.
+    assert all(read_inputs(ir).values()) and len(ir.inputs) == len(taken), read_inputs(ir)
+    tokens_input = ir.input(blob.input_arguments.of_ir_input.index(0)).get_node()
+    assert any(t.get_node().get_type_name() == "ShapeOf" for t in tokens_input.output(0).get_target_inputs())
 
 
 class Twins(torch.nn.Module):
@@ -58,13 +72,10 @@ def test_slices_of_equal_tables_are_one_input_and_results_stay_eagers():
     torch.manual_seed(0)
     model = Twins().eval()
     x, y = torch.randn(4, 4), torch.randn(4, 4)
-    edge = to_edge_transform_and_lower(torch.export.export(model, (x, y, torch.tensor([3]))),
-                                       partitioner=[executorch_openvino.OpenvinoPartitioner()])
-    graph_module = edge.exported_program().graph_module
-    (call,) = delegate_calls(graph_module.graph)
-    read = read_inputs(blob_ir(getattr(graph_module, call.args[0].target).processed_bytes))
-    # x, y, and the slices of a, b and c: b's is a's, c's and the user inputs stay their own.
-    assert len(read) == 5 and sum(read.values()) == 4, read
+    arguments, blob, ir, edge = lowered_call(torch.export.export(model, (x, y, torch.tensor([3]))))
+    # x, y, and the slices of a, b and c cross; b's is a's, so the IR reads the four others.
+    assert len(arguments) == 5 and blob.input_arguments.call_inputs == 5
+    assert len(blob.input_arguments.of_ir_input) == 4 and all(read_inputs(ir).values())
     method = load_forward(edge.to_executorch().buffer)
     for position in (0, 5, 12):
         x, y = torch.randn(4, 4), torch.randn(4, 4)

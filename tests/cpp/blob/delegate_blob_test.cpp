@@ -30,6 +30,9 @@ constexpr uint32_t kWeightsKind = static_cast<uint32_t>(SectionKind::kIrWeights)
 constexpr uint32_t kPrecompiledKind = static_cast<uint32_t>(SectionKind::kPrecompiled);
 // CRC-32 of the 392-byte blob tests/python/test_blob_format.py pins as GOLDEN_PRECOMPILED_HEX.
 constexpr uint32_t kGoldenPrecompiledCrc = 0x03e5567e;
+constexpr uint32_t kInputArgumentsKind = static_cast<uint32_t>(SectionKind::kInputArguments);
+// CRC-32 of the 276-byte blob tests/python/test_blob_format.py pins as GOLDEN_INPUT_ARGUMENTS_CRC.
+constexpr uint32_t kGoldenInputArgumentsCrc = 0xdd3ef05a;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // ---- little-endian access to raw bytes ----
@@ -157,7 +160,7 @@ TEST_F(DelegateBlobTest, RoundTripsTheXmlAndTheWeights) {
   ASSERT_TRUE(succeeds(result));
   EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
   EXPECT_EQ(bytes_of(result.blob->ir_weights), weights_);
-  EXPECT_EQ(result.blob->minor_version, kMinorVersion);
+  EXPECT_EQ(result.blob->minor_version, 1);  // the version of the newest kind written
 }
 
 TEST_F(DelegateBlobTest, RoundTripsAModelWithoutWeights) {
@@ -208,7 +211,7 @@ TEST_F(DelegateBlobTest, ReturnsViewsIntoTheInputBufferWithoutCopying) {
 TEST_F(DelegateBlobTest, WritesTheDocumentedHeader) {
   EXPECT_EQ(std::memcmp(blob_.data(), "EOVB", 4), 0);
   EXPECT_EQ(get(blob_, kMajorOffset, 2), 1u);
-  EXPECT_EQ(get(blob_, kMinorOffset, 2), kMinorVersion);
+  EXPECT_EQ(get(blob_, kMinorOffset, 2), 1u);  // no kind newer than 1.1's written
   EXPECT_EQ(get(blob_, kHeaderSizeOffset, 4), 32u + 2 * 24u);
   EXPECT_EQ(get(blob_, kSectionCountOffset, 4), 2u);
   EXPECT_EQ(get(blob_, kTotalSizeOffset, 8), blob_.size());
@@ -245,7 +248,7 @@ TEST_F(DelegateBlobTest, BuildsTheGoldenBytesSharedWithThePythonWriter) {
 // The hand-made blobs below are only meaningful if the serialiser agrees with build().
 TEST_F(DelegateBlobTest, TestSerialiserReproducesBuildByteForByte) {
   const std::vector<uint8_t> handmade = serialise(
-      Layout{kMajorVersion, kMinorVersion, 0,
+      Layout{kMajorVersion, 1, 0,
              {Section{kXmlKind, payload_offset(0), bytes_of(xml_)}, Section{kWeightsKind, payload_offset(1), weights_}}});
   EXPECT_EQ(handmade, blob_);
 }
@@ -315,7 +318,7 @@ TEST_F(DelegateBlobTest, NamesTheFieldThatIsWrong) {
   EXPECT_TRUE(fails_with(parse_bytes(with(kHeaderSizeOffset, 81, 4)), "header size 81"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kTotalSizeOffset, blob_.size() + 1, 8)), "header says"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kFlagsOffset, 1, 4)), "flags"));
-  EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 2, 2)), "header checksum"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 3, 2)), "header checksum"));
   EXPECT_TRUE(fails_with(parse_bytes(with(entry_at(1) + kEntryLengthOffset, 3, 8)), "header checksum"));
 }
 
@@ -593,6 +596,51 @@ TEST_F(DelegateBlobTest, BuildsTheGoldenPrecompiledBytesSharedWithThePythonWrite
             {{"CPU", "2026.4.1-x", {{"INFERENCE_PRECISION_HINT", "f32"}, {"PERFORMANCE_HINT", "LATENCY"}},
               {'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'}}});
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenPrecompiledCrc) << "size " << blob.size();
+}
+
+// Pinned in tests/python/test_blob_format.py too: both writers lay out input arguments alike.
+TEST_F(DelegateBlobTest, BuildsTheGoldenInputArgumentsBytesSharedWithThePythonWriter) {
+  const std::vector<uint8_t> blob = build("<net/>", {1, 2, 3}, {}, InputArguments{5, {0, 2, 4}});
+  EXPECT_EQ(blob.size(), 276u);
+  EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenInputArgumentsCrc);
+}
+
+TEST_F(DelegateBlobTest, RoundTripsInputArgumentsAndTheirAbsence) {
+  ParseResult with = parse_bytes(build(xml_, weights_, {}, InputArguments{16, {0, 2, 3, 4, 5}}));
+  ASSERT_TRUE(succeeds(with));
+  EXPECT_EQ(with.blob->minor_version, 2);
+  ASSERT_TRUE(with.blob->input_arguments.has_value());
+  EXPECT_EQ(with.blob->input_arguments->call_inputs, 16u);
+  EXPECT_EQ(with.blob->input_arguments->of_ir_input, (std::vector<uint32_t>{0, 2, 3, 4, 5}));
+  ParseResult none_read = parse_bytes(build(xml_, weights_, {}, InputArguments{2, {}}));
+  ASSERT_TRUE(succeeds(none_read));
+  ASSERT_TRUE(none_read.blob->input_arguments.has_value());  // reads no input: not "every input"
+  EXPECT_TRUE(none_read.blob->input_arguments->of_ir_input.empty());
+  ParseResult without = parse_bytes(build(xml_, weights_));
+  ASSERT_TRUE(succeeds(without));
+  EXPECT_FALSE(without.blob->input_arguments.has_value());
+}
+
+TEST_F(DelegateBlobTest, RefusesMalformedInputArgumentsSections) {
+  const uint64_t after_xml = (128 + xml_.size() + 63) / 64 * 64;
+  auto with_payloads = [&](const std::vector<std::vector<uint32_t>>& payloads) {
+    Layout layout{1, 2, 0, {Section{kXmlKind, 128, bytes_of(xml_)}}};
+    uint64_t offset = after_xml;
+    for (const std::vector<uint32_t>& words : payloads) {
+      std::vector<uint8_t> bytes(words.size() * 4);
+      for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(words[i / 4] >> (8 * (i % 4)));
+      layout.sections.push_back(Section{kInputArgumentsKind, offset, bytes});
+      offset += 64;
+    }
+    return parse_bytes(serialise(layout));
+  };
+  EXPECT_TRUE(succeeds(with_payloads({{3, 2, 0, 2}})));
+  EXPECT_TRUE(fails_with(with_payloads({{3}}), "not two counts"));
+  EXPECT_TRUE(fails_with(with_payloads({{3, 5, 0, 1}}), "declares 5 IR inputs but holds 2"));
+  EXPECT_TRUE(fails_with(with_payloads({{3, 2, 1, 1}}), "not increasing below 3"));
+  EXPECT_TRUE(fails_with(with_payloads({{3, 2, 2, 1}}), "not increasing below 3"));
+  EXPECT_TRUE(fails_with(with_payloads({{3, 1, 3}}), "maps IR input 0 to call input 3"));
+  EXPECT_TRUE(fails_with(with_payloads({{3, 1, 0}, {3, 1, 1}}), "more than one input arguments section"));
 }
 
 TEST_F(DelegateBlobTest, RefusesMalformedPrecompiledSections) {

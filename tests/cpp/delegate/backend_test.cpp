@@ -213,6 +213,45 @@ TEST(BackendBlobTest, MalformedIrInAValidContainerIsDelegateInvalidCompatibility
   EXPECT_NE(last_error().find("reading the IR model failed"), std::string::npos) << last_error();
 }
 
+// A blob that says which call inputs its IR reads (the partitioner leaves repeats and sizes read
+// from shapes out of the IR): the call keeps every argument, the IR sees only its own.
+std::vector<uint8_t> with_input_arguments(const IrCase& c, blob::InputArguments arguments) {
+  blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
+  EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
+  const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
+  return blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size),
+                     std::vector<uint8_t>(weights.data, weights.data + weights.size), {}, arguments);
+}
+
+TEST(BackendInputArgumentsTest, TheIrReadsItsCallInputsAndPassesOverTheRest) {
+  const IrCase c = load_ir_case("matmul_bias_relu");  // x f32 [4,16] -> f32 [4,8]
+  DelegateHarness harness;
+  ASSERT_EQ(harness.init(with_input_arguments(c, {3, {1}}), c.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(c);
+  auto outputs = make_outputs(c);
+  HostTensor unread_int(ScalarType::Int, {2});  // not the IR's: neither checked nor bound
+  EValue unread_number(static_cast<int64_t>(7));
+  for (int call = 0; call < 2; ++call) {  // bound, then the steady state
+    ASSERT_EQ(harness.execute_values({unread_int.value(), inputs[0]->value(), &unread_number, outputs[0]->value()}),
+              Error::Ok)
+        << last_error();
+    expect_outputs_match(c, outputs);
+  }
+  EXPECT_EQ(harness.execute(args_of(inputs, outputs)), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("expected 3 inputs and 1 outputs (4 arguments), got 2"), std::string::npos)
+      << last_error();
+  HostTensor wrong(ScalarType::Int, {4, 16});  // messages name the call's input, not the IR's
+  EXPECT_EQ(harness.execute({&unread_int, &wrong, &unread_int, outputs[0].get()}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("input 1 'x': dtype Int"), std::string::npos) << last_error();
+}
+
+TEST(BackendInputArgumentsTest, AMapThatDoesNotFitTheIrIsAnInvalidBlob) {
+  const IrCase c = load_ir_case("matmul_bias_relu");
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(with_input_arguments(c, {3, {0, 2}}), c.specs), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("maps 2 call inputs to an IR of 1 inputs"), std::string::npos) << last_error();
+}
+
 TEST(BackendSpecTest, UnknownCompileSpecKeyIsRefusedNamingIt) {
   const IrCase c = load_ir_case("add_broadcast");
   DelegateHarness harness;
