@@ -185,11 +185,12 @@ def _placeholders_of_parameters(model, program: ExportedProgram) -> List[Tuple[A
 def share_equal_inputs(model, program: ExportedProgram) -> int:
     """In the converted IR `model` of partition `program`: the readers of each input noted as the
     same value as an earlier input read that one instead, and the readers of each size that is a
-    dimension of an input tensor read the tensor's shape (`read_sizes_from_shapes`). The repeat
+    dimension of an input tensor read the tensor's shape (`_read_sizes_from_shapes`). The repeat
     stays an input, unread, until `drop_unread_inputs`. Returns how many inputs were left unread."""
+    inputs = _placeholders_of_parameters(model, program)
     first = {}
-    shared = read_sizes_from_shapes(model, program)
-    for parameter, placeholder in _placeholders_of_parameters(model, program):
+    shared = _read_sizes_from_shapes(inputs)
+    for parameter, placeholder in inputs:
         value = placeholder.meta.get(VALUE_KEY) if placeholder is not None else None
         if value is None:
             continue
@@ -209,7 +210,7 @@ def _symbol(value: Any) -> Optional[Any]:
     return value.node.expr if isinstance(value, torch.SymInt) else None
 
 
-def read_sizes_from_shapes(model, program: ExportedProgram) -> int:
+def _read_sizes_from_shapes(inputs: List[Tuple[Any, Optional[torch.fx.Node]]]) -> int:
     """The readers of each scalar input that is a symbolic size of a tensor input (ExecuTorch's
     `sym_size` of the tokens, computed outside the delegate) read that dimension of the tensor's
     shape instead. Both always agree, and OpenVINO's CPU plugin handles sizes that follow from
@@ -219,7 +220,6 @@ def read_sizes_from_shapes(model, program: ExportedProgram) -> int:
     import openvino as ov
     import openvino.opset13 as ops
 
-    inputs = _placeholders_of_parameters(model, program)
     dimensions = {}  # symbolic size -> (IR input, axis) of the first tensor input with that dimension
     for parameter, placeholder in inputs:
         value = placeholder.meta.get("val") if placeholder is not None else None
@@ -259,8 +259,7 @@ def drop_unread_inputs(model):
     read = [index for index, parameter in enumerate(parameters) if parameter.output(0).get_target_inputs()]
     if len(read) == len(parameters):
         return None
-    for parameter in parameters:
-        if not parameter.output(0).get_target_inputs():
-            model.remove_parameter(parameter)
+    for index in sorted(set(range(len(parameters))) - set(read)):
+        model.remove_parameter(parameters[index])
     model.validate_nodes_and_infer_types()
     return InputArguments(len(parameters), tuple(read))
