@@ -12,14 +12,19 @@ from dataclasses import dataclass, field
 
 MAGIC = b"EOVB"
 MAJOR_VERSION = 1
-MINOR_VERSION = 2  # 1.1 added precompiled models, 1.2 input arguments
-_MINOR_WITHOUT_INPUT_ARGUMENTS = 1  # a writer sets the minor version of the newest kind it writes
+MINOR_VERSION = 3  # 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights
+# A writer sets the minor version of the newest kind it writes, so older readers take what they can read.
+_MINOR_OF_KIND = {3: 1, 6: 2, 7: 3}
 PAYLOAD_ALIGNMENT = 64
+# Flags a reader must know to use the blob (it refuses bits it does not know).
+FLAG_NAMED_WEIGHTS = 1  # the weights are in the program's named data (SECTION_NAMED_WEIGHTS)
+_KNOWN_FLAGS = FLAG_NAMED_WEIGHTS
 
 SECTION_IR_XML = 1
 SECTION_IR_WEIGHTS = 2
 SECTION_PRECOMPILED = 3
 SECTION_INPUT_ARGUMENTS = 6
+SECTION_NAMED_WEIGHTS = 7
 
 _HEADER = struct.Struct("<4sHHIIQII")  # magic, major, minor, header size, count, total size, flags, crc
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc, offset, length
@@ -100,13 +105,51 @@ def _parse_input_arguments(payload: bytes) -> InputArguments:
     return InputArguments(call_inputs, struct.unpack_from(f"<{count}I", payload, 8))
 
 
+@dataclass(frozen=True)
+class NamedWeights:
+    """The IR's weights kept outside the blob, in the program's named data (the .pte's own, or a
+    .ptd file beside it): the key they are stored under, and their size and CRC-32, which the
+    runtime checks before using them."""
+
+    key: str
+    size: int
+    crc32: int
+
+    @staticmethod
+    def of(key: str, weights: bytes) -> "NamedWeights":
+        return NamedWeights(key, len(weights), zlib.crc32(weights))
+
+
+def _named_weights_payload(weights: NamedWeights) -> bytes:
+    key = weights.key.encode()
+    if not key or b"\0" in key:
+        raise ValueError(f"named weights need a non-empty key without NUL, got {weights.key!r}")
+    return struct.pack("<QII", weights.size, weights.crc32, len(key)) + key
+
+
+def _parse_named_weights(payload: bytes) -> NamedWeights:
+    if len(payload) < 16:
+        raise ValueError("named weights section is malformed")
+    size, crc, key_size = struct.unpack_from("<QII", payload, 0)
+    if key_size == 0 or key_size != len(payload) - 16:
+        raise ValueError("named weights section is malformed")
+    return NamedWeights(payload[16:].decode(), size, crc)
+
+
 def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = (),
-               input_arguments: InputArguments | None = None) -> bytes:
-    """Packs an OpenVINO IR (the .xml text and the .bin weights), any models precompiled for named
-    devices, and which call inputs the IR reads (None: all, in order) into a delegate blob."""
+               input_arguments: InputArguments | None = None, named_weights: NamedWeights | None = None) -> bytes:
+    """Packs an OpenVINO IR (the .xml text and the .bin weights, or where in the program's named
+    data the weights are), any models precompiled for named devices, and which call inputs the IR
+    reads (None: all, in order) into a delegate blob."""
     if not ir_xml:
         raise ValueError("the IR XML is empty")
-    sections = [(SECTION_IR_XML, bytes(ir_xml)), (SECTION_IR_WEIGHTS, bytes(ir_weights))]
+    if named_weights is not None and ir_weights:
+        raise ValueError("the IR's weights go either in the blob or in named data, not both")
+    sections = [(SECTION_IR_XML, bytes(ir_xml))]
+    if named_weights is None:
+        sections.append((SECTION_IR_WEIGHTS, bytes(ir_weights)))
+    else:
+        sections.append((SECTION_NAMED_WEIGHTS, _named_weights_payload(named_weights)))
     sections += [(SECTION_PRECOMPILED, _precompiled_payload(model)) for model in precompiled]
     if input_arguments is not None:
         sections.append((SECTION_INPUT_ARGUMENTS, _input_arguments_payload(input_arguments)))
@@ -120,8 +163,9 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
     total = entries[-1][2] + entries[-1][3]
 
     out = bytearray(total)
-    minor = MINOR_VERSION if input_arguments is not None else _MINOR_WITHOUT_INPUT_ARGUMENTS
-    _HEADER.pack_into(out, 0, MAGIC, MAJOR_VERSION, minor, header_size, len(sections), total, 0, 0)
+    minor = max(_MINOR_OF_KIND.get(kind, 1) for kind, _ in sections)
+    flags = FLAG_NAMED_WEIGHTS if named_weights is not None else 0
+    _HEADER.pack_into(out, 0, MAGIC, MAJOR_VERSION, minor, header_size, len(sections), total, flags, 0)
     for i, entry in enumerate(entries):
         _ENTRY.pack_into(out, _HEADER.size + i * _ENTRY.size, *entry)
     for (_, payload), (_, _, start, length) in zip(sections, entries):
@@ -137,6 +181,7 @@ class ParsedBlob:
     ir_weights: bytes
     precompiled: list[PrecompiledModel] = field(default_factory=list)
     input_arguments: InputArguments | None = None  # None: the IR reads every call input, in order
+    named_weights: NamedWeights | None = None  # set: the weights are in named data, ir_weights is empty
 
 
 def parse_blob(data: bytes) -> ParsedBlob:
@@ -152,7 +197,7 @@ def parse_blob(data: bytes) -> ParsedBlob:
         header_size != _HEADER.size + _ENTRY.size * count
         or header_size > len(data)
         or total != len(data)
-        or flags != 0
+        or flags & ~_KNOWN_FLAGS
     ):
         raise ValueError("inconsistent header")
     zeroed = bytearray(data[:header_size])
@@ -170,9 +215,15 @@ def parse_blob(data: bytes) -> ParsedBlob:
             precompiled.append(_parse_precompiled(payload))
         elif kind == SECTION_INPUT_ARGUMENTS:
             payloads[kind] = _parse_input_arguments(payload)
+        elif kind == SECTION_NAMED_WEIGHTS:
+            payloads[kind] = _parse_named_weights(payload)
         else:
             payloads[kind] = payload
     if not payloads.get(SECTION_IR_XML):
         raise ValueError("no IR XML section")
+    if (SECTION_NAMED_WEIGHTS in payloads) != bool(flags & FLAG_NAMED_WEIGHTS):
+        raise ValueError("the named-weights flag and section disagree")
+    if SECTION_NAMED_WEIGHTS in payloads and payloads.get(SECTION_IR_WEIGHTS):
+        raise ValueError("the blob holds weights and also names weights in named data")
     return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled,
-                      payloads.get(SECTION_INPUT_ARGUMENTS))
+                      payloads.get(SECTION_INPUT_ARGUMENTS), payloads.get(SECTION_NAMED_WEIGHTS))

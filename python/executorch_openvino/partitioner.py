@@ -13,7 +13,7 @@ from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs, recurrent, repeated_work, scalar_boundaries
+from . import compile_specs, named_weights, recurrent, repeated_work, scalar_boundaries
 from .backend_id import BACKEND_ID
 from .llm import attention, stateful
 from .op_support import NodeSupport, OpSpec
@@ -45,6 +45,10 @@ class OpenvinoPartitioner(Partitioner):
                      form OpenVINO's CPU plugin runs as one fused attention kernel (llm/grown_cache.py);
                      calls must then continue the conversation or start at position 0. False keeps
                      them static (any position, e.g. rewinding for speculative decoding; slower).
+    external_weights: a file name tag (e.g. "model"): the delegated weights go to ExecuTorch's named
+                     data for that file instead of the .pte; `program.write_tensor_data_to_file(folder)`
+                     writes `<tag>.ptd`, which the program then loads with (named_weights.py). Constants
+                     already tagged by ExecuTorch's external_constants_pass keep their tag.
     """
 
     def __init__(
@@ -57,12 +61,17 @@ class OpenvinoPartitioner(Partitioner):
         precompile: Iterable[str] = (),
         stateful: bool = True,
         grow_caches: bool = True,
+        external_weights: Optional[str] = None,
     ) -> None:
+        if external_weights is not None and (not isinstance(external_weights, str) or not external_weights
+                                             or any(c in external_weights for c in "/\\\0")):
+            raise ValueError(f"external_weights takes a file name tag such as 'model', got {external_weights!r}")
         self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches)
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)
         self.stateful = stateful
+        self.external_weights = external_weights
         self.last_support: Optional[NodeSupport] = None
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
         self._buffer_fingerprints: dict = {}  # buffer name -> repeated_work.Fingerprint, or None
@@ -116,6 +125,8 @@ class OpenvinoPartitioner(Partitioner):
             tags.pop(tag, None)
         self.consumed_buffers = stateful.consume_mutated_buffers(exported_program) if self.stateful else {}
         tag_constant_data(exported_program)
+        if self.external_weights is not None:
+            named_weights.tag_delegated_constants(exported_program, set(tags), self.external_weights)
         repeated_work.mark_equal_values(exported_program, self._buffer_fingerprints)  # once the tags are final
         self.last_support = support
         logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(tags), len(support.refusals))

@@ -115,6 +115,20 @@ std::string parse_input_arguments(const Span& payload, InputArguments& out) {
   return {};
 }
 
+// Reads a named-weights section's payload; returns the error text, empty on success.
+std::string parse_named_weights(const Span& payload, NamedWeights& out) {
+  if (payload.size < 16) return "is " + std::to_string(payload.size) + " bytes, too short for a size, CRC and key";
+  out.size = read_u64(payload.data);
+  out.crc = read_u32(payload.data + 8);
+  const uint32_t key_size = read_u32(payload.data + 12);
+  if (key_size == 0 || key_size != payload.size - 16) {
+    return "declares a key of " + std::to_string(key_size) + " bytes in " + std::to_string(payload.size - 16);
+  }
+  out.key.assign(reinterpret_cast<const char*>(payload.data + 16), key_size);
+  if (out.key.find('\0') != std::string::npos) return "has a key with a NUL byte";
+  return {};
+}
+
 }  // namespace
 
 ParseResult parse(const void* data_in, size_t size) {
@@ -149,7 +163,10 @@ ParseResult parse(const void* data_in, size_t size) {
   }
   if (header_size > size) return fail("header of " + std::to_string(header_size) + " bytes exceeds the blob");
   const uint32_t flags = read_u32(data + kFlagsOffset);
-  if (flags != 0) return fail("unknown flags value " + std::to_string(flags) + " (none are defined in 1.x)");
+  if ((flags & ~kKnownFlags) != 0) {
+    return fail("unknown flags value " + std::to_string(flags) + " (this runtime knows " +
+                std::to_string(kKnownFlags) + "); re-export the model with a matching executorch_openvino");
+  }
   const uint32_t stored_crc = read_u32(data + kHeaderCrcOffset);
   if (header_crc(data, header_size) != stored_crc) return fail("header checksum mismatch: the blob is corrupt");
 
@@ -215,21 +232,47 @@ ParseResult parse(const void* data_in, size_t size) {
         parsed.input_arguments = std::move(arguments);
         break;
       }
+      case SectionKind::kNamedWeights: {
+        if (parsed.named_weights) return fail("more than one named weights section");
+        NamedWeights named;
+        if (std::string error = parse_named_weights(payload, named); !error.empty()) {
+          return fail("named weights " + which + " " + error);
+        }
+        parsed.named_weights = std::move(named);
+        break;
+      }
       default:
         break;  // a section from a newer minor version: checked above, otherwise ignored
     }
   }
   if (!have_xml) return fail("no IR XML section");
+  if (parsed.named_weights.has_value() != ((flags & kFlagNamedWeights) != 0)) {
+    return fail(parsed.named_weights ? "names weights in named data without the flag that says so"
+                                     : "has the named-weights flag but no named weights section");
+  }
+  if (parsed.named_weights && parsed.ir_weights.size != 0) {
+    return fail("holds weights and also names weights in named data");
+  }
   return ParseResult{parsed, {}};
 }
 
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
                            const std::vector<PrecompiledInput>& precompiled,
-                           const std::optional<InputArguments>& input_arguments) {
-  // Payloads in section order: XML, weights, then each precompiled model.
+                           const std::optional<InputArguments>& input_arguments,
+                           const std::optional<NamedWeights>& named_weights) {
+  // Payloads in section order: XML, weights (or where they are), each precompiled model, the arguments.
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> payloads;
   payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(ir_xml.begin(), ir_xml.end()));
-  payloads.emplace_back(SectionKind::kIrWeights, ir_weights);
+  if (named_weights) {
+    std::vector<uint8_t> payload(16 + named_weights->key.size());
+    write_u64(payload.data(), named_weights->size);
+    write_u32(payload.data() + 8, named_weights->crc);
+    write_u32(payload.data() + 12, static_cast<uint32_t>(named_weights->key.size()));
+    std::memcpy(payload.data() + 16, named_weights->key.data(), named_weights->key.size());
+    payloads.emplace_back(SectionKind::kNamedWeights, std::move(payload));
+  } else {
+    payloads.emplace_back(SectionKind::kIrWeights, ir_weights);
+  }
   for (const PrecompiledInput& model : precompiled) {
     std::string meta = "device=" + model.device + "\nopenvino=" + model.openvino_version + "\n";
     for (const auto& [key, value] : model.properties) meta += "property:" + key + "=" + value + "\n";
@@ -263,11 +306,11 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
   std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
   write_u16(out.data() + kMajorOffset, kMajorVersion);
   // The minor version of the newest kind written (docs/delegate-blob-format.md, Compatibility).
-  write_u16(out.data() + kMinorOffset, input_arguments ? kMinorVersion : uint16_t{1});
+  write_u16(out.data() + kMinorOffset, named_weights ? uint16_t{3} : input_arguments ? uint16_t{2} : uint16_t{1});
   write_u32(out.data() + kHeaderSizeOffset, static_cast<uint32_t>(header_size));
   write_u32(out.data() + kSectionCountOffset, count);
   write_u64(out.data() + kTotalSizeOffset, total);
-  write_u32(out.data() + kFlagsOffset, 0);
+  write_u32(out.data() + kFlagsOffset, named_weights ? kFlagNamedWeights : 0);
   for (uint32_t i = 0; i < count; ++i) {
     const std::vector<uint8_t>& payload = payloads[i].second;
     if (!payload.empty()) std::memcpy(out.data() + entries[i].offset, payload.data(), payload.size());

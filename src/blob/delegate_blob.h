@@ -5,7 +5,7 @@
 // All integers little-endian. Header (32 bytes), then a section table, then section payloads:
 //   0  magic "EOVB"          4  u16 major version    6  u16 minor version
 //   8  u32 header size (header + section table)      12 u32 section count
-//   16 u64 total size (the whole blob)                24 u32 flags (none defined: must be 0)
+//   16 u64 total size (the whole blob)                24 u32 flags (see kFlag*; unknown bits: refused)
 //   28 u32 CRC-32 of the header and table, computed with this field as zero
 // Section table entry (24 bytes): u32 kind, u32 CRC-32 of the payload, u64 offset, u64 length.
 //
@@ -25,7 +25,13 @@ namespace executorch_openvino::blob {
 
 inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
 inline constexpr uint16_t kMajorVersion = 1;
-inline constexpr uint16_t kMinorVersion = 2;  // 1.1 added precompiled models, 1.2 input arguments
+// 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights.
+inline constexpr uint16_t kMinorVersion = 3;
+
+// Flags a reader must understand to use the blob (a reader refuses bits it does not know, so an
+// older runtime says so instead of compiling an IR without its weights).
+inline constexpr uint32_t kFlagNamedWeights = 1;  // the weights are in the program's named data (kNamedWeights)
+inline constexpr uint32_t kKnownFlags = kFlagNamedWeights;
 
 inline constexpr size_t kMagicOffset = 0;
 inline constexpr size_t kMajorOffset = kMagicOffset + 4;
@@ -61,6 +67,10 @@ enum class SectionKind : uint32_t {
   // (a repeat of another input's value, a size read from a tensor's shape). A reader that skips
   // this section sees K arguments for N < K inputs and refuses the call.
   kInputArguments = 6,
+  // The IR's weights are in the program's named data instead of a kIrWeights section (since 1.3;
+  // with kFlagNamedWeights). Payload: u64 size, u32 CRC-32 of the weights, u32 key length L, then
+  // the L bytes of the key (UTF-8, no NUL).
+  kNamedWeights = 7,
 };
 
 struct Span {
@@ -81,12 +91,20 @@ struct InputArguments {
   std::vector<uint32_t> of_ir_input;  // the call input each IR input is
 };
 
+// Where the weights are when the program's named data holds them (SectionKind::kNamedWeights).
+struct NamedWeights {
+  std::string key;
+  uint64_t size = 0;
+  uint32_t crc = 0;
+};
+
 struct ParsedBlob {
   uint16_t minor_version = 0;
   Span ir_xml;
   Span ir_weights;  // size 0 when the model has no weights
   std::vector<PrecompiledModel> precompiled;
   std::optional<InputArguments> input_arguments;  // absent: the IR reads every call input, in order
+  std::optional<NamedWeights> named_weights;      // set: ir_weights is empty until the delegate fetches them
 };
 
 struct ParseResult {
@@ -108,6 +126,7 @@ struct PrecompiledInput {
 // Serialises a blob (used by tests and tools; the Python package writes the same format).
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
                            const std::vector<PrecompiledInput>& precompiled = {},
-                           const std::optional<InputArguments>& input_arguments = std::nullopt);
+                           const std::optional<InputArguments>& input_arguments = std::nullopt,
+                           const std::optional<NamedWeights>& named_weights = std::nullopt);
 
 }  // namespace executorch_openvino::blob

@@ -2,6 +2,7 @@
 // is in model_compiler (compile), compiled_method (execute) and openvino_api (every OpenVINO call).
 #include "delegate/openvino_backend.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "delegate/compiled_method.h"
 #include "delegate/errors.h"
 #include "delegate/model_compiler.h"
+#include "delegate/named_weights.h"
 #include "delegate/runtime_options.h"
 #include "openvino_api/runtime.h"
 
@@ -79,17 +81,31 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   }
   if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) delegate::log_info(warning);
 
+  // Weights kept in the program's named data (a .ptd) stand in for the blob's own from here on.
+  std::optional<FreeableBuffer> named_weights;
+  if (parsed.blob->named_weights) {
+    Outcome<FreeableBuffer> fetched =
+        delegate::fetch_named_weights(context.get_named_data_map(), *parsed.blob->named_weights);
+    if (!fetched.ok()) return delegate::report(fetched.failure());
+    named_weights.emplace(std::move(fetched).value());
+    parsed.blob->ir_weights = {static_cast<const uint8_t*>(named_weights->data()), named_weights->size()};
+  }
+
   std::string note;
   Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
       delegate::shared_compiled_model(*runtime.value(), *parsed.blob, options.value(), &note,
-                                      [processed] { processed->Free(); });
+                                      [processed, &named_weights] {
+                                        processed->Free();
+                                        if (named_weights) named_weights->Free();
+                                      });
   if (!compiled.ok()) return delegate::report(compiled.failure());
   if (!note.empty()) delegate::log_info(note);
   std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;  // copied: the blob goes
   // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
-  // the blob goes now (if compile() has not already released it) instead of living as long as the
-  // method.
+  // the blob (and of named weights) goes now (if compile() has not already released it) instead of
+  // living as long as the method.
   processed->Free();
+  if (named_weights) named_weights->Free();
   return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments));
 }
 

@@ -192,9 +192,33 @@ def test_input_arguments_must_be_increasing_call_inputs(call_inputs, indices):
         blob.InputArguments(call_inputs, indices)
 
 
+# Pinned in tests/cpp/blob/delegate_blob_test.cpp too (kGoldenNamedWeightsCrc).
+GOLDEN_NAMED_WEIGHTS_CRC = 0x4F7AD705
+
+
+def test_named_weights_output_matches_the_bytes_the_cpp_writer_produces():
+    data = blob.build_blob(b"<net/>", b"", (), None, blob.NamedWeights("weights.k", 3, 0x55BC801D))
+    assert (len(data), zlib.crc32(data)) == (217, GOLDEN_NAMED_WEIGHTS_CRC)
+
+
+def test_round_trips_named_weights_with_their_flag():
+    named = blob.NamedWeights.of("executorch_openvino.weights.ab", b"\x01\x02\x03")
+    data = blob.build_blob(b"<net/>", b"", (), blob.InputArguments(2, (1,)), named)
+    assert struct.unpack_from("<I", data, 24)[0] == blob.FLAG_NAMED_WEIGHTS  # the flags field
+    parsed = blob.parse_blob(data)
+    assert (parsed.minor_version, parsed.named_weights, parsed.ir_weights) == (3, named, b"")
+    assert parsed.input_arguments == blob.InputArguments(2, (1,))
+    assert blob.parse_blob(blob.build_blob(b"<net/>", b"w")).named_weights is None
+    with pytest.raises(ValueError, match="either in the blob or in named data"):
+        blob.build_blob(b"<net/>", b"w", (), None, named)
+    with pytest.raises(ValueError, match="non-empty key"):
+        blob.build_blob(b"<net/>", b"", (), None, blob.NamedWeights("", 1, 0))
+
+
 def test_module_constants_match_the_specification():
     assert blob.MAGIC == b"EOVB"
-    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 2)
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 3)
+    assert (blob.SECTION_INPUT_ARGUMENTS, blob.SECTION_NAMED_WEIGHTS, blob.FLAG_NAMED_WEIGHTS) == (6, 7, 1)
     assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
     assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS, blob.SECTION_PRECOMPILED) == (1, 2, 3)
 

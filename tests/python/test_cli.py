@@ -145,6 +145,23 @@ def test_run_writes_outputs_that_match_eager(exported, models_file, tmp_path, ca
     _assert_close(np.load(tmp_path / "given" / "output_0.npy"), expected)
 
 
+def test_export_with_external_weights_writes_a_data_file_that_run_loads(models_file, tmp_path, capsys):
+    pte = tmp_path / "tiny.pte"
+    assert cli.main(["export", f"{models_file}:make", "--out", str(pte), "--example-input", "1,3,8,8:float32",
+                     "--external-weights", "tiny_weights"]) == 0
+    data = tmp_path / "tiny_weights.ptd"
+    assert f"wrote {data}" in capsys.readouterr().out and data.is_file()
+    model = _load(models_file).make().eval()
+    assert cli.main(["run", str(pte), "--data", str(data), "--output-dir", str(tmp_path / "out")]) == 0
+    with torch.no_grad():
+        expected = model(torch.from_numpy(np.load(tmp_path / "out" / "input_0.npy"))).numpy()
+    _assert_close(np.load(tmp_path / "out" / "output_0.npy"), expected)
+    capsys.readouterr()
+    assert cli.main(["run", str(pte)]) == 1  # without its data file: refused, saying how to load it
+    assert "loaded without named data" in capsys.readouterr().err
+    assert cli.main(["run", str(pte), "--data", str(tmp_path / "missing.ptd")]) == 2
+
+
 def test_run_refuses_inputs_that_do_not_fit(exported, tmp_path, capsys):
     pte, _ = exported
     np.save(tmp_path / "wrong.npy", np.zeros((1, 3, 8, 9), np.float32))

@@ -26,7 +26,7 @@ CONTEXT = 64
 DIMS = {"fp32": (64, 128), "openvino_4wo": (128, 256)}
 
 
-def _export(folder, quantization: str):
+def _export(folder, quantization: str, *options: str):
     tokenizer = train(folder / "tokenizer.json")
     dim, hidden = DIMS[quantization]
     params = dict(dim=dim, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=tokenizer.get_vocab_size(),
@@ -44,6 +44,7 @@ def _export(folder, quantization: str):
                f"export.output_name={folder / 'model.pte'}", "hydra.run.dir=."]
     if quantization != "fp32":
         command.append(f"quantization.pt2e_quantize={quantization}")
+    command += options
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=folder, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -91,3 +92,25 @@ def test_the_runner_generates_eagers_text_from_export_llms_program(exported):
     assert stats.num_generated_tokens > 0
     if quantization == "fp32":  # 4-bit weights choose other tokens: their accuracy is test_llm_weights'
         assert text == _eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
+
+
+def test_export_llms_foundation_weights_file_puts_our_weights_beside_the_program(tmp_path, library_path):
+    """export.foundation_weights_file=NAME (ExecuTorch's option for a separate weights file) writes the
+    delegate's weights to NAME.ptd; the runner, given it as its data path, generates eager's text."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from executorch_openvino import BACKEND_ID
+    from executorch_openvino.blob import parse_blob
+
+    model, tokenizer, folder = _export(tmp_path, "fp32", "export.foundation_weights_file=weights")
+    pte, ptd = folder / "model.pte", folder / "weights.ptd"
+    program = deserialize_pte_binary(pte.read_bytes()).program
+    (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
+    (delegate,) = plan.delegates
+    assert delegate.id == BACKEND_ID
+    named = parse_blob(bytes(program.backend_delegate_data[delegate.processed.index].data)).named_weights
+    assert named is not None and ptd.stat().st_size > named.size > pte.stat().st_size
+    text, _ = _run(folder, PROMPT, data=ptd, max_new_tokens=NEW_TOKENS)
+    assert text == _eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
+    with pytest.raises(RuntimeError):  # the program alone cannot run
+        _run(folder, PROMPT, max_new_tokens=2)

@@ -32,10 +32,10 @@ def runner_files(tmp_path_factory, library_path):
     return model, tokenizer, folder
 
 
-def _run(folder, prompt, **config):
+def _run(folder, prompt, data=None, **config):
     from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
-    runner = TextLLMRunner(str(folder / "model.pte"), str(folder / "tokenizer.json"))
+    runner = TextLLMRunner(str(folder / "model.pte"), str(folder / "tokenizer.json"), str(data) if data else None)
     pieces, stats = [], []
     runner.generate(prompt, GenerationConfig(temperature=0.0, echo=False, **config),
                     token_callback=pieces.append, stats_callback=stats.append)

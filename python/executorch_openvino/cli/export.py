@@ -38,6 +38,9 @@ def register(subparsers) -> None:
         help="an OpenVINO property for compile_model (e.g. PERFORMANCE_HINT=LATENCY), or "
         "compress_to_fp16=1 (repeatable)",
     )
+    parser.add_argument("--external-weights", metavar="NAME",
+                        help="write the weights to NAME.ptd beside the .pte instead of into it (load the program "
+                        "with that data file: run/generate --data)")
     parser.set_defaults(func=main)
 
 
@@ -98,7 +101,8 @@ def main(args) -> int:
 
     options = parse_compile_options(args.compile_option)
     try:
-        partitioner = executorch_openvino.OpenvinoPartitioner(device=args.device, compile_options=options)
+        partitioner = executorch_openvino.OpenvinoPartitioner(device=args.device, compile_options=options,
+                                                              external_weights=args.external_weights)
     except ValueError as error:
         raise usage_error(str(error)) from None
     if args.out.suffix != ".pte":
@@ -122,13 +126,19 @@ def main(args) -> int:
     refusals = partitioner.last_support.refusals if partitioner.last_support is not None else {}
     lines = refusal_lines(lowered, refusals) if outside else []
     with step("serializing"):
-        buffer = lowered.to_executorch().buffer
+        program = lowered.to_executorch()
+        buffer = program.buffer
     try:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_bytes(buffer)
+        if args.external_weights:
+            program.write_tensor_data_to_file(str(args.out.parent))
     except OSError as error:
         raise CliError(f"cannot write {args.out}: {error}") from error
     say(f"wrote {args.out} ({len(buffer) / 1e6:.2f} MB)")
+    if args.external_weights:
+        data = args.out.parent / f"{args.external_weights}.ptd"
+        say(f"wrote {data} ({data.stat().st_size / 1e6:.2f} MB): load it with the program (--data)")
 
     total = inside + outside
     share = 100.0 * inside / total if total else 0.0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ._common import CliError, options_applied, positive, say, usage_error
 from ._third_party_noise import native_stderr_filtered
-from .run import add_option_argument
+from .run import add_data_argument, add_option_argument
 
 # The runner's and its tokenizers' progress lines, which it writes to file descriptor 2 as it goes;
 # this command prints the same numbers once, at the end. Errors still show (and raise).
@@ -36,6 +36,7 @@ def register(subparsers) -> None:
                         help="the tokenizer: tokenizer.json (Hugging Face), tokenizer.model (SentencePiece) "
                         "or a tiktoken file")
     parser.add_argument("--prompt", required=True)
+    add_data_argument(parser)
     parser.add_argument("--max-new-tokens", type=positive(int), default=64, metavar="N", help="default 64")
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
@@ -45,8 +46,8 @@ def register(subparsers) -> None:
 
 
 def main(args) -> int:
-    for path, what in ((args.pte, "program"), (args.tokenizer, "tokenizer")):
-        if not path.is_file():
+    for path, what in ((args.pte, "program"), (args.tokenizer, "tokenizer"), (args.data, "data file")):
+        if path is not None and not path.is_file():
             raise usage_error(f"{path}: no such file (the {what})")
     with options_applied(args.option):
         return _generate(args)
@@ -70,7 +71,7 @@ def _generate(args) -> int:
 
         config = GenerationConfig(max_new_tokens=args.max_new_tokens, temperature=args.temperature, echo=args.echo)
         try:
-            runner = TextLLMRunner(str(args.pte), str(args.tokenizer))
+            runner = TextLLMRunner(str(args.pte), str(args.tokenizer), str(args.data) if args.data else None)
             runner.generate(args.prompt, config, token_callback=print_piece, stats_callback=stats.append)
         except RuntimeError as error:
             raise CliError(f"the runner failed on {args.pte}: {error}") from error

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Optional
 
 from ._common import (CliError, describe_model, dtype_text, load_inputs, loaded_models_since, method_input_specs,
                       option_pair, options_applied, say, shape_text, usage_error)
@@ -21,10 +22,16 @@ def register(subparsers) -> None:
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--method", default="forward", help="the method to run (default forward)")
     parser.add_argument("--input", action="append", metavar="FILE.npy", help="an input (repeat for each, in order)")
+    add_data_argument(parser)
     parser.add_argument("--output-dir", type=Path, metavar="DIR",
                         help="write the outputs as DIR/output_<i>.npy and the inputs used as DIR/input_<i>.npy")
     add_option_argument(parser)
     parser.set_defaults(func=main)
+
+
+def add_data_argument(parser) -> None:
+    parser.add_argument("--data", type=Path, metavar="FILE.ptd",
+                        help="the data file the program keeps its weights in (export --external-weights)")
 
 
 def add_option_argument(parser) -> None:
@@ -34,14 +41,15 @@ def add_option_argument(parser) -> None:
                         "enable_mmap, enable_profiling (README, Options)")
 
 
-def load_method_inputs(pte: Path, method: str, input_files):
+def load_method_inputs(pte: Path, method: str, input_files, data: Optional[Path] = None):
     """(executorch.runtime Program, input tensors, lines describing them)."""
     from executorch.runtime import Runtime
 
-    if not pte.is_file():
-        raise usage_error(f"{pte}: no such file")
+    for path, what in ((pte, "program"), (data, "data file")):
+        if path is not None and not path.is_file():
+            raise usage_error(f"{path}: no such file (the {what})")
     try:
-        program = Runtime.get().load_program(pte)
+        program = Runtime.get().load_program(pte, data_path=data)
     except RuntimeError as error:
         raise CliError(f"cannot load {pte} as an ExecuTorch program: {error}") from error
     if method not in program.method_names:
@@ -89,7 +97,7 @@ def _run(args, chosen: dict) -> int:
 
     import executorch_openvino
 
-    program, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
+    program, inputs, notes = load_method_inputs(args.pte, args.method, args.input, args.data)
     say(f"{args.pte}: method {args.method!r}, {len(inputs)} input(s)")
     for note in notes:
         say(f"  {note}")

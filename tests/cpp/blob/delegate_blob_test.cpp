@@ -33,6 +33,9 @@ constexpr uint32_t kGoldenPrecompiledCrc = 0x03e5567e;
 constexpr uint32_t kInputArgumentsKind = static_cast<uint32_t>(SectionKind::kInputArguments);
 // CRC-32 of the 276-byte blob tests/python/test_blob_format.py pins as GOLDEN_INPUT_ARGUMENTS_CRC.
 constexpr uint32_t kGoldenInputArgumentsCrc = 0xdd3ef05a;
+constexpr uint32_t kNamedWeightsKind = static_cast<uint32_t>(SectionKind::kNamedWeights);
+// CRC-32 of the blob tests/python/test_blob_format.py pins as GOLDEN_NAMED_WEIGHTS_CRC.
+constexpr uint32_t kGoldenNamedWeightsCrc = 0x4f7ad705;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // ---- little-endian access to raw bytes ----
@@ -317,7 +320,7 @@ TEST_F(DelegateBlobTest, NamesTheFieldThatIsWrong) {
   EXPECT_TRUE(fails_with(parse_bytes(with(kSectionCountOffset, 3, 4)), "header size"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kHeaderSizeOffset, 81, 4)), "header size 81"));
   EXPECT_TRUE(fails_with(parse_bytes(with(kTotalSizeOffset, blob_.size() + 1, 8)), "header says"));
-  EXPECT_TRUE(fails_with(parse_bytes(with(kFlagsOffset, 1, 4)), "flags"));
+  EXPECT_TRUE(fails_with(parse_bytes(with(kFlagsOffset, 2, 4)), "unknown flags value 2"));  // bit 0 is known
   EXPECT_TRUE(fails_with(parse_bytes(with(kMinorOffset, 3, 2)), "header checksum"));
   EXPECT_TRUE(fails_with(parse_bytes(with(entry_at(1) + kEntryLengthOffset, 3, 8)), "header checksum"));
 }
@@ -641,6 +644,62 @@ TEST_F(DelegateBlobTest, RefusesMalformedInputArgumentsSections) {
   EXPECT_TRUE(fails_with(with_payloads({{3, 2, 2, 1}}), "not increasing below 3"));
   EXPECT_TRUE(fails_with(with_payloads({{3, 1, 3}}), "maps IR input 0 to call input 3"));
   EXPECT_TRUE(fails_with(with_payloads({{3, 1, 0}, {3, 1, 1}}), "more than one input arguments section"));
+}
+
+// Pinned in tests/python/test_blob_format.py too: both writers lay out named weights alike.
+TEST_F(DelegateBlobTest, BuildsTheGoldenNamedWeightsBytesSharedWithThePythonWriter) {
+  const std::vector<uint8_t> blob = build("<net/>", {}, {}, std::nullopt, NamedWeights{"weights.k", 3, 0x55bc801d});
+  EXPECT_EQ(blob.size(), 217u);
+  EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenNamedWeightsCrc);
+}
+
+TEST_F(DelegateBlobTest, RoundTripsNamedWeightsWithTheirFlag) {
+  const std::vector<uint8_t> blob =
+      build(xml_, {}, {}, InputArguments{2, {1}}, NamedWeights{"executorch_openvino.weights.ab", 1u << 30, 7});
+  EXPECT_EQ(get(blob, kFlagsOffset, 4), kFlagNamedWeights);
+  ParseResult parsed = parse_bytes(blob);
+  ASSERT_TRUE(succeeds(parsed));
+  EXPECT_EQ(parsed.blob->minor_version, 3);
+  ASSERT_TRUE(parsed.blob->named_weights.has_value());
+  EXPECT_EQ(parsed.blob->named_weights->key, "executorch_openvino.weights.ab");
+  EXPECT_EQ(parsed.blob->named_weights->size, 1u << 30);
+  EXPECT_EQ(parsed.blob->named_weights->crc, 7u);
+  EXPECT_EQ(parsed.blob->ir_weights.size, 0u);
+  EXPECT_TRUE(parsed.blob->input_arguments.has_value());
+  EXPECT_FALSE(parse_bytes(blob_).blob->named_weights.has_value());
+  EXPECT_EQ(get(blob_, kFlagsOffset, 4), 0u);
+}
+
+TEST_F(DelegateBlobTest, RefusesMalformedNamedWeightsSections) {
+  auto named = [](uint64_t size, uint32_t key_size, const std::string& key) {
+    std::vector<uint8_t> p(16, 0);
+    put(p, 0, size, 8);
+    put(p, 8, 0x1234, 4);
+    put(p, 12, key_size, 4);
+    p.insert(p.end(), key.begin(), key.end());
+    return p;
+  };
+  const uint64_t after_xml = (192 + xml_.size() + 63) / 64 * 64;
+  auto with = [&](uint32_t flags, const std::vector<std::vector<uint8_t>>& payloads, bool weights = false) {
+    Layout layout{1, 3, flags, {Section{kXmlKind, 192, bytes_of(xml_)}}};
+    uint64_t offset = after_xml;
+    for (const std::vector<uint8_t>& payload : payloads) {
+      layout.sections.push_back(Section{kNamedWeightsKind, offset, payload});
+      offset += 128;
+    }
+    if (weights) layout.sections.push_back(Section{kWeightsKind, offset, {1, 2, 3}});
+    return parse_bytes(serialise(layout));
+  };
+  EXPECT_TRUE(succeeds(with(kFlagNamedWeights, {named(10, 3, "abc")})));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {{1, 2, 3}}), "too short"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 0, "")}), "declares a key of 0 bytes"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 4, "abc")}), "declares a key of 4 bytes in 3"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 3, std::string("a\0c", 3))}), "NUL"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 1, "a"), named(10, 1, "b")}),
+                         "more than one named weights section"));
+  EXPECT_TRUE(fails_with(with(0, {named(10, 3, "abc")}), "without the flag"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {}), "no named weights section"));
+  EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 3, "abc")}, true), "also names weights"));
 }
 
 TEST_F(DelegateBlobTest, RefusesMalformedPrecompiledSections) {

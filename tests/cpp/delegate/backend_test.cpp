@@ -14,6 +14,7 @@
 
 #include <executorch_openvino/backend.h>
 
+#include "blob/crc32.h"
 #include "blob/delegate_blob.h"
 #include "case_helpers.h"
 #include "delegate_harness.h"
@@ -24,6 +25,8 @@ namespace executorch_openvino::testing {
 namespace {
 
 using executorch::runtime::EValue;
+using executorch::runtime::FreeableBuffer;
+using executorch::runtime::Result;
 
 const std::vector<std::string> kCases = {"add_broadcast", "matmul_bias_relu", "conv2d", "int64_input",
                                           "rank0_output",  "rank0_input",      "multi_io", "constant_in_place"};
@@ -250,6 +253,90 @@ TEST(BackendInputArgumentsTest, AMapThatDoesNotFitTheIrIsAnInvalidBlob) {
   DelegateHarness harness;
   EXPECT_EQ(harness.init(with_input_arguments(c, {3, {0, 2}}), c.specs), Error::DelegateInvalidCompatibility);
   EXPECT_NE(last_error().find("maps 2 call inputs to an IR of 1 inputs"), std::string::npos) << last_error();
+}
+
+// ExecuTorch's named data as a .ptd file's map serves it: bytes under keys, freed when the delegate
+// is done with them (ExecuTorch's FlatTensorDataMap behind a real .ptd: tests/python/test_named_weights.py).
+class KeyedData final : public executorch::runtime::NamedDataMap {
+ public:
+  KeyedData(std::string key, std::vector<uint8_t> bytes) : key_(std::move(key)), bytes_(std::move(bytes)) {}
+  Result<const executorch::runtime::TensorLayout> get_tensor_layout(std::string_view) const override {
+    return Error::NotImplemented;
+  }
+  Result<FreeableBuffer> get_data(std::string_view key) const override {
+    if (key != key_) return Error::NotFound;
+    ++handed_out_;
+    return FreeableBuffer(bytes_.data(), bytes_.size(), &KeyedData::freed, const_cast<KeyedData*>(this));
+  }
+  Error load_data_into(std::string_view, void*, size_t) const override { return Error::NotImplemented; }
+  Result<uint32_t> get_num_keys() const override { return 1; }
+  Result<const char*> get_key(uint32_t) const override { return key_.c_str(); }
+  int outstanding() const { return handed_out_ - freed_; }
+  std::vector<uint8_t>& bytes() { return bytes_; }
+
+ private:
+  static void freed(void* self, void*, size_t) { ++static_cast<KeyedData*>(self)->freed_; }
+  std::string key_;
+  std::vector<uint8_t> bytes_;
+  mutable int handed_out_ = 0;
+  int freed_ = 0;
+};
+
+struct NamedWeightsCase {
+  IrCase ir;
+  std::vector<uint8_t> blob;     // the IR without its weights, naming them instead
+  std::vector<uint8_t> weights;  // what the named data must hold
+};
+
+NamedWeightsCase with_named_weights(const std::string& name) {
+  NamedWeightsCase out{load_ir_case(name), {}, {}};
+  blob::ParseResult parsed = blob::parse(out.ir.blob.data(), out.ir.blob.size());
+  EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
+  const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
+  out.weights.assign(weights.data, weights.data + weights.size);
+  out.blob = blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size), {}, {}, std::nullopt,
+                         blob::NamedWeights{"w.1", out.weights.size(), blob::crc32(out.weights.data(), out.weights.size())});
+  return out;
+}
+
+TEST(BackendNamedWeightsTest, WeightsFromNamedDataComputeAsFromTheBlobAndAreReleasedAtInit) {
+  const NamedWeightsCase c = with_named_weights("constant_in_place");  // weights OpenVINO uses in place
+  ASSERT_FALSE(c.weights.empty());
+  KeyedData data("w.1", c.weights);
+  DelegateHarness harness;
+  harness.use_named_data(&data);
+  ASSERT_EQ(harness.init(c.blob, c.ir.specs), Error::Ok) << last_error();
+  EXPECT_EQ(data.outstanding(), 0);  // the compiled model holds its own copy
+  std::fill(data.bytes().begin(), data.bytes().end(), uint8_t{0xAB});  // so nothing may read these any more
+  expect_runs_correctly(harness, c.ir);
+}
+
+TEST(BackendNamedWeightsTest, MissingWrongOrCorruptNamedDataIsAClearErrorNamingTheKey) {
+  const NamedWeightsCase c = with_named_weights("constant_in_place");
+  DelegateHarness harness;
+  EXPECT_EQ(harness.init(c.blob, c.ir.specs), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("in named data under 'w.1', but it was loaded without named data"), std::string::npos)
+      << last_error();
+  EXPECT_NE(last_error().find("data_path"), std::string::npos) << last_error();
+
+  KeyedData other("w.2", c.weights);
+  harness.use_named_data(&other);
+  EXPECT_EQ(harness.init(c.blob, c.ir.specs), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("which its named data does not hold"), std::string::npos) << last_error();
+
+  std::vector<uint8_t> shorter(c.weights.begin(), c.weights.end() - 1);
+  KeyedData truncated("w.1", shorter);
+  harness.use_named_data(&truncated);
+  EXPECT_EQ(harness.init(c.blob, c.ir.specs), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("is " + std::to_string(shorter.size()) + " bytes"), std::string::npos) << last_error();
+
+  std::vector<uint8_t> flipped = c.weights;
+  flipped[flipped.size() / 2] ^= 1;
+  KeyedData corrupt("w.1", flipped);
+  harness.use_named_data(&corrupt);
+  EXPECT_EQ(harness.init(c.blob, c.ir.specs), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("fails its checksum"), std::string::npos) << last_error();
+  EXPECT_EQ(corrupt.outstanding() + truncated.outstanding(), 0);  // refused data is released too
 }
 
 TEST(BackendSpecTest, UnknownCompileSpecKeyIsRefusedNamingIt) {

@@ -52,7 +52,7 @@ Error DelegateHarness::init(std::vector<uint8_t> blob, const std::vector<std::pa
     specs_.push_back(CompileSpec{spec_storage_[2 * i].c_str(), {value.data(), value.size()}});
   }
   allocator_.reset();
-  BackendInitContext context(&allocator_, nullptr, nullptr, nullptr,
+  BackendInitContext context(&allocator_, nullptr, nullptr, named_data_,
                              Span<const executorch::runtime::BackendOption>(load_options_.data(), load_options_.size()));
   auto handle = backend_->init(context, &*processed_,
                                executorch::runtime::ArrayRef<CompileSpec>(specs_.data(), specs_.size()));

@@ -34,6 +34,8 @@ class DelegateHarness {
   Error execute(const std::vector<HostTensor*>& args);
   Error execute_values(const std::vector<executorch::runtime::EValue*>& args);
   void destroy();
+  // The named data the next init() sees (BackendInitContext::get_named_data_map()); null: none.
+  void use_named_data(const executorch::runtime::NamedDataMap* map) { named_data_ = map; }
 
   // Whether the backend released the blob, and whether the blob's bytes were overwritten on release
   // (they are, to catch anything still reading them).
@@ -53,6 +55,7 @@ class DelegateHarness {
   std::vector<uint8_t> arena_;
   executorch::runtime::MemoryAllocator allocator_;
   executorch::runtime::DelegateHandle* handle_ = nullptr;
+  const executorch::runtime::NamedDataMap* named_data_ = nullptr;
 };
 
 }  // namespace executorch_openvino::testing
