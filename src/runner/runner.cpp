@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -42,6 +43,7 @@ constexpr const char kProgram[] = "executorch-openvino-run";
 constexpr const char kUsage[] =
     "usage: executorch-openvino-run MODEL.pte [--method NAME] [--iterations N] [--warmup N]\n"
     "                               [--input VALUE ...] [--output-dir DIR] [--option KEY=VALUE ...]\n"
+    "                               [--data FILE.ptd]\n"
     "\n"
     "Loads an ExecuTorch program with the OpenVINO delegate linked in, runs one method and prints\n"
     "load time, first-run time and p50/p90/p99 latency.\n"
@@ -54,6 +56,8 @@ constexpr const char kUsage[] =
     "                     non-tensor inputs, or 'default'. Without --input every tensor input\n"
     "                     gets deterministic values of its declared shape and dtype.\n"
     "  --output-dir DIR   write output <i> of the last run to DIR/output<i>.npy\n"
+    "  --data FILE.ptd    the data file the program keeps its weights in (exported with\n"
+    "                     external weights)\n"
     "  --option KEY=VALUE a load-time option for the OpenVINO delegate, passed as ExecuTorch\n"
     "                     runtime_specs (Module::load with a LoadBackendOptionsMap): device,\n"
     "                     performance_hint, num_threads, num_streams, inference_precision, cache_dir,\n"
@@ -82,6 +86,7 @@ struct Options {
   int warmup = 3;
   std::vector<std::string> inputs;
   std::string output_dir;
+  std::string data;
   std::vector<std::pair<std::string, std::string>> backend_options;
 };
 
@@ -133,6 +138,9 @@ bool parse_arguments(int argc, char** argv, Options& options) {
       if (eq == std::string::npos || eq == 0) throw UsageError("--option takes KEY=VALUE, not '" + pair + "'");
       if (eq >= executorch::runtime::kMaxOptionKeyLength) throw UsageError("--option key '" + pair.substr(0, eq) + "' is too long");
       options.backend_options.emplace_back(pair.substr(0, eq), pair.substr(eq + 1));
+    } else if (name == "--data") {
+      options.data = take_value();
+      if (options.data.empty()) throw UsageError("--data needs a file");
     } else if (name == "--output-dir") {
       options.output_dir = take_value();
       if (options.output_dir.empty()) throw UsageError("--output-dir needs a folder");
@@ -200,7 +208,10 @@ int run(const Options& options) {
                  kProgram, executorch_openvino_backend_id(), hex(static_cast<Error>(registration)).c_str());
   }
 
-  Module module(options.model, Module::LoadMode::File);
+  std::unique_ptr<Module> loaded = options.data.empty()
+                                       ? std::make_unique<Module>(options.model, Module::LoadMode::File)
+                                       : std::make_unique<Module>(options.model, options.data, Module::LoadMode::File);
+  Module& module = *loaded;
   executorch_openvino_clear_last_error();
   auto start = std::chrono::steady_clock::now();
   // Load-time options for our backend id; the delegate checks keys and values when it loads.

@@ -185,6 +185,24 @@ def test_a_delegate_failure_shows_the_delegates_own_message(runner, small_net):
     assert "OpenVINO delegate: " in result.stderr and "/nonexistent/openvino/libs" in result.stderr
 
 
+def test_weights_in_a_data_file_load_with_data_and_are_refused_without(runner, tmp_path):
+    from executorch.exir import to_edge_transform_and_lower
+
+    torch.manual_seed(2)
+    model, x = SmallNet().eval(), torch.randn(1, 3, 12, 12)
+    partitioner = executorch_openvino.OpenvinoPartitioner(external_weights="small_weights")
+    program = to_edge_transform_and_lower(torch.export.export(model, (x,)), partitioner=[partitioner]).to_executorch()
+    (tmp_path / "small.pte").write_bytes(program.buffer)
+    program.write_tensor_data_to_file(str(tmp_path))
+    np.save(tmp_path / "x.npy", x.numpy())
+    result = _run(runner, "small.pte", "--data", "small_weights.ptd", "--input", "x.npy", "--output-dir", "out",
+                  "--iterations", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    _assert_close(np.load(tmp_path / "out" / "output0.npy"), model(x).detach().numpy())
+    result = _run(runner, "small.pte", "--iterations", "1", cwd=tmp_path)
+    assert result.returncode == 1 and "loaded without named data" in result.stderr, result.stderr
+
+
 def test_usage_errors_exit_with_2(runner, small_net):
     _, _, folder = small_net
     for args in ([], ["small.pte", "--iterations", "0"], ["small.pte", "--bogus"], ["small.pte", "--method"]):
