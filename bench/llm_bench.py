@@ -240,6 +240,9 @@ def main(argv=None) -> int:
         return write_report(json.loads(args.report_from.read_text()), args.report_from.parent,
                             args.report_from.stem.removeprefix("llm-"))
     started, load_before = time.perf_counter(), os.getloadavg()[0]
+    from zoo import _our_version
+
+    measured = _our_version()  # the code measured: read before the run, which may outlast edits
     work_root = args.work or Path(tempfile.mkdtemp(prefix="llm-bench-"))
     records = []
     try:
@@ -249,7 +252,8 @@ def main(argv=None) -> int:
         if not args.work:
             shutil.rmtree(work_root, ignore_errors=True)
     run = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "records": records, "rounds": args.rounds, "load_before": load_before, "load_after": os.getloadavg()[0],
-           "seconds": time.perf_counter() - started, "variants": args.variants, "formats": args.formats}
+           "seconds": time.perf_counter() - started, "variants": args.variants, "formats": args.formats,
+           "executorch_openvino": measured}
     stamp = datetime.date.today().isoformat()
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / f"llm-{stamp}.json").write_text(json.dumps(run, indent=1))

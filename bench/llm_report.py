@@ -32,8 +32,8 @@ DESCRIPTIONS = {
            "(paged attention, continuous batching); timed by its TTFT and TPOT",
     "genai-sdpa": "the same with ATTENTION_BACKEND SDPA: LLMPipeline's stateful path (the IR's own ReadValue/Assign "
                   "caches and attention, the form ours runs), so the difference to genai is the backend's",
-    GENAI_DEFAULT: "LLMPipeline with no properties (what a user gets: on this CPU its default precision, "
-                   "bf16 on AMX, and its default KV cache precision)",
+    GENAI_DEFAULT: "LLMPipeline with no properties (what a user gets: OpenVINO's default precision for this "
+                   "CPU, bf16 where it has bf16 instructions, and its default KV cache precision)",
 }
 
 
@@ -205,7 +205,7 @@ def report(run: dict, picture: str) -> List[str]:
     lines = [f"# LLM benchmark, {now}", "",
              f"- CPU: {cpu_model()}, {os.cpu_count()} logical cores; load average (1 min) {run['load_before']:.2f} "
              f"before, {run['load_after']:.2f} after; total time {run['seconds'] / 60:.0f} min",
-             f"- openvino {openvino.get_version()}, {versions}, executorch_openvino {_our_version()}",
+             f"- openvino {openvino.get_version()}, {versions}, executorch_openvino {run.get('executorch_openvino') or _our_version()}",
              f"- {run['rounds']} interleaved rounds per size and weight format: every variant loaded in one process, one "
              "conversation each per round (the prompt, then the greedy steps, from position 0), the order rotated "
              "every round, after one warm-up conversation each. Each round has a prompt of its own (the same for "
@@ -233,7 +233,9 @@ def report(run: dict, picture: str) -> List[str]:
             if "error" in timed:
                 lines += [f"The rounds failed: {timed['error'].splitlines()[0]}", ""]
     lines += ["## Targets (issue 15), ours", "", *targets(runs), ""]
-    lines += ["## Variants", ""] + [f"- `{name}`: {text}." for name, text in DESCRIPTIONS.items()]
+    ran = {variant for record in run["records"] for data in record.get("formats", {}).values()
+           for variant in data.get("variants", {})}
+    lines += ["## Variants", ""] + [f"- `{name}`: {text}." for name, text in DESCRIPTIONS.items() if name in ran]
     lines += ["", "## How it is measured", "",
               "- Prefill: the call on the whole prompt (one call for every variant) up to its first token "
               "(argmax included); GenAI: its TTFT; ExecuTorch's runner: its time to the first token. Decode: the "
