@@ -11,27 +11,35 @@ from __future__ import annotations
 import functools
 import random
 from pathlib import Path
-from typing import List, Tuple
+from typing import Iterable, List, Tuple
 
 SPECIAL_TOKENS = ["<unk>", "<s>", "</s>"]
 TOKENIZER_FILE = "tokenizer.json"
 
 
-def train(work: Path, vocab_size: int, seed: int) -> Path:
-    """A byte-level BPE tokenizer of exactly `vocab_size` tokens in work/tokenizer.json, trained on
-    pseudo-random ASCII words (every token decodes to valid UTF-8, whatever a random model picks)."""
+def byte_level_bpe(text: Iterable[str], vocab_size: int):
+    """A byte-level BPE tokenizer (tokenizers.Tokenizer; as Llama 3's and GPT-2's) trained on `text`,
+    with <unk>, <s>, </s> as ids 0, 1, 2. Trained on ASCII only, every token decodes to valid UTF-8
+    whatever a model of random weights picks (ExecuTorch's runner hands each piece to Python as str).
+    Also the LLM tests' tokenizer (tests/python/llm_tokenizer.py)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+    tokenizer = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS[0]))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS))
+    return tokenizer
+
+
+def train(work: Path, vocab_size: int, seed: int) -> Path:
+    """A byte-level BPE tokenizer of exactly `vocab_size` tokens in work/tokenizer.json, trained on
+    pseudo-random ASCII words."""
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz"
     # As many distinct words as tokens, so that merges can go on to whole words until the vocabulary is full.
     count = max(6000, vocab_size)
     words = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(3, 8))) for _ in range(count)})
-    text = [" ".join(rng.choice(words) for _ in range(200)) for _ in range(2000)]
-    tokenizer = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS[0]))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS))
+    tokenizer = byte_level_bpe([" ".join(rng.choice(words) for _ in range(200)) for _ in range(2000)], vocab_size)
     if tokenizer.get_vocab_size() != vocab_size:
         raise RuntimeError(f"the tokenizer came out with {tokenizer.get_vocab_size()} tokens, not {vocab_size}")
     path = work / TOKENIZER_FILE

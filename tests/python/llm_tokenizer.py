@@ -1,9 +1,9 @@
-"""A small BPE tokenizer trained in code (no downloads) for the LLM runner tests: byte-level, as
-Llama 3's and GPT-2's, trained on ASCII text only so that every token decodes to valid UTF-8
-whatever a model of random weights chooses (ExecuTorch's runner hands each piece to Python as str)."""
+"""The LLM runner tests' tokenizer: a small byte-level BPE trained in code (no downloads) on a few
+English sentences, by the benchmark's trainer (bench/llm_text.py, byte_level_bpe)."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 BOS, EOS = 1, 2
@@ -14,15 +14,17 @@ TEXT = [
 ]
 
 
+def _llm_text():
+    path = Path(__file__).resolve().parents[2] / "bench" / "llm_text.py"
+    spec = importlib.util.spec_from_file_location("bench_llm_text", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def train(path: Path, vocab_size: int = 300):
     """Writes tokenizer.json to `path` and returns the tokenizer (tokenizers.Tokenizer)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>", "<s>", "</s>"])
-    tokenizer.train_from_iterator(TEXT, trainer)
+    tokenizer = _llm_text().byte_level_bpe(TEXT, vocab_size)
     assert tokenizer.token_to_id("<s>") == BOS and tokenizer.token_to_id("</s>") == EOS
     tokenizer.save(str(path))
     return tokenizer
