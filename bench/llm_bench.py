@@ -151,7 +151,9 @@ def measure(size_name: str, formats: List[str], variants: List[str], rounds: int
         ov_export = None
         for variant in variants:
             entry = entries[variant]
-            if variant in llm_setup.RUNNER_VARIANTS:  # runs another variant's artifact
+            if (variant, fmt) in llm_setup.UNAVAILABLE:
+                entry["export"] = {"error": "n/a: " + llm_setup.UNAVAILABLE[variant, fmt]}
+            elif variant in llm_setup.RUNNER_VARIANTS:  # runs another variant's artifact
                 needed = llm_setup.RUNNER_VARIANTS[variant]
                 entry["export"] = entries.get(needed, {}).get("export") or {
                     "error": f"n/a: needs variant {needed} (exported before it)"}

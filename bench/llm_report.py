@@ -23,7 +23,7 @@ DESCRIPTIONS = {
     "xnnpack-custom": "as ExecuTorch's export_llama does it for XNNPACK: custom SDPA and KV cache ops, "
                       "XnnpackDynamicallyQuantizedPartitioner then XnnpackPartitioner; 8da8w / 8da4w",
     "et-kernels": "the same export with no delegate: the kernels in ExecuTorch's Python runtime; int8: weight-only "
-                  "int8 (export_llama's int8), int4: weight-only int4 (4w)",
+                  "int8 (export_llama's int8); no int4 (see its row)",
     NATIVE: "optimum-intel's stateful IR of the equivalent Hugging Face Llama (same weights), one ov.InferRequest "
             "loop (input_ids, attention_mask, position_ids, beam_idx: the request's own tensors, reshaped and written "
             "in place, as GenAI does), f32 compute and KV cache",

@@ -313,6 +313,11 @@ ET_VARIANTS = {
     "xnnpack-custom": lambda model, size, fmt: _xnnpack_program(model, size, fmt, custom=True),
     "et-kernels": _kernels_program,
 }
+# Variants that do not exist in a weight format, and why (reported as n/a, not tried).
+UNAVAILABLE = {
+    ("et-kernels", "int4"): "ExecuTorch's kernels have no group-wise int4 linear layer (export_llama's 4w leaves "
+                            "torchao::dequantize_affine, which has no out variant)",
+}
 OV_VARIANTS = ("native", "genai", "genai-sdpa", "genai-default")
 # Variants that run another variant's artifact a different way: ExecuTorch's LLM runner (TextLLMRunner,
 # its C++ generation loop behind Python bindings) on ours' program.
