@@ -76,6 +76,10 @@ def main() -> int:
     if hasattr(blob, "PrecompiledModel"):
         precompiled = blob.PrecompiledModel("CPU", "2026.4.1-stand-in", {"INFERENCE_PRECISION_HINT": "f32"}, b"model")
         (blobs / "precompiled.eovb").write_bytes(blob.build_blob(xml, weights, [precompiled]))
+    arguments = blob.InputArguments(3, (1,))
+    (blobs / "input_arguments.eovb").write_bytes(blob.build_blob(xml, weights, (), arguments))
+    named = blob.NamedWeights.of("executorch_openvino.weights.seed", weights)
+    (blobs / "named_weights.eovb").write_bytes(blob.build_blob(xml, b"", (), arguments, named))
 
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {sum(1 for f in out.rglob('*') if f.is_file())} seeds ({total} bytes) to {out}")
