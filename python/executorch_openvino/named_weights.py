@@ -63,3 +63,22 @@ def tag_delegated_constants(exported_program: ExportedProgram, partition_tags: s
     for node in exported_program.graph.nodes:
         if node.op == "placeholder" and node.meta.get("delegation_tag") in partition_tags and tag_of(node) is None:
             node.meta.setdefault("custom", {})[TAG_FIELD] = tag
+
+
+def read_from_file(path, weights: NamedWeights) -> bytes:
+    """The weights a blob names, read from a .ptd file and checked as the runtime checks them (for
+    tools that compile the IR themselves, e.g. the bench command's native OpenVINO)."""
+    import zlib
+    from pathlib import Path
+
+    from executorch.exir._serialize._cord import Cord
+    from executorch.extension.flat_tensor.serialize.serialize import FlatTensorSerializer
+
+    payload = FlatTensorSerializer().deserialize(Cord(Path(path).read_bytes()))
+    entry = payload.named_data.get(weights.key)
+    if entry is None:
+        raise ValueError(f"{path} does not hold the weights '{weights.key}': it is from another export")
+    data = bytes(payload.buffers[entry.buffer_index])
+    if len(data) != weights.size or zlib.crc32(data) != weights.crc32:
+        raise ValueError(f"{path}: the weights under '{weights.key}' fail their size or checksum: the file is corrupt")
+    return data

@@ -184,3 +184,17 @@ def test_wrong_arguments_are_usage_errors(model, capsys, args, message):
     pte, _ = model
     assert cli.main(["bench", str(pte), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_program_with_its_weights_in_a_data_file_is_benchmarked_with_data(model, tmp_path, capsys):
+    _, spec = model
+    pte = tmp_path / "external.pte"
+    assert cli.main(["export", spec, "--out", str(pte), "--external-weights", "weights"]) == 0
+    capsys.readouterr()
+    _, report = _bench(capsys, pte, "--data", tmp_path / "weights.ptd", "-n", 4, "--rounds", 2,
+                       "--json", tmp_path / "r.json")
+    backends = _by_backend(report)
+    # Native OpenVINO read the same weights from the data file: its outputs are ours.
+    assert backends["native"]["outputs_agree"] is True and backends["native"]["max_abs_diff"] == 0.0, backends
+    assert cli.main(["bench", str(pte), "-n", "2"]) == 1  # without it: refused, saying how to load it
+    assert "loaded without named data" in capsys.readouterr().err

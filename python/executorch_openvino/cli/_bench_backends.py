@@ -63,20 +63,20 @@ def _runner(calls: List[Callable[[], object]]) -> Runner:
 # --- ours ----------------------------------------------------------------------------------------
 
 
-def ours(pte: Path, method: str, inputs: list, requests: Optional[int]) -> Backend:
-    """The method loaded through executorch.runtime, once per request; `requests` None takes as
-    many as the compiled model has streams."""
+def ours(pte: Path, method: str, inputs: list, requests: Optional[int], data: Optional[Path] = None) -> Backend:
+    """The method loaded through executorch.runtime (with its data file, if any), once per request;
+    `requests` None takes as many as the compiled model has streams."""
     import executorch_openvino
     from executorch.runtime import Runtime
 
     before = executorch_openvino.compiled_models()
-    methods = [Runtime.get().load_program(pte).load_method(method)]
+    methods = [Runtime.get().load_program(pte, data_path=data).load_method(method)]
     models = loaded_models_since(before)
     properties = dict(models[0]) if len(models) == 1 else {}
     if requests is None:
         streams = properties.get("NUM_STREAMS", "1")
         requests = int(streams) if streams.isdigit() and int(streams) > 0 else 1
-    methods += [Runtime.get().load_program(pte).load_method(method) for _ in range(requests - 1)]
+    methods += [Runtime.get().load_program(pte, data_path=data).load_method(method) for _ in range(requests - 1)]
     calls = [lambda m=m: m.execute(inputs) for m in methods]
     return Backend(OURS, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), properties, requests)
 
@@ -146,33 +146,42 @@ class _AsyncQueueRunner(Runner):
 
 
 def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, str], requests: int,
-           throughput: bool) -> Backend:
+           throughput: bool, data: Optional[Path] = None) -> Backend:
     """The partition's IR compiled by OpenVINO's Python API on ours' device with the properties
-    ours' compiled model reports; one infer request (latency) or `requests` in a queue."""
+    ours' compiled model reports; one infer request (latency) or `requests` in a queue. Weights kept
+    in a data file are read from `data`."""
     found = single_partition(pte_bytes, method)
     if isinstance(found, str):
         return unavailable(NATIVE, found)
-    delegate, data, call_args, plan_inputs, plan_outputs = found
+    delegate, blob_bytes, call_args, plan_inputs, plan_outputs = found
 
     import numpy as np
     import openvino as ov
 
-    from executorch_openvino import compile_specs
+    from executorch_openvino import compile_specs, named_weights
     from executorch_openvino.blob import parse_blob
 
-    blob = parse_blob(data)
+    blob = parse_blob(blob_bytes)
+    weights = blob.ir_weights
+    if blob.named_weights is not None:
+        if data is None:
+            return unavailable(NATIVE, "the program keeps its weights in a data file: pass --data FILE.ptd")
+        weights = named_weights.read_from_file(data, blob.named_weights)
     options = compile_specs.from_compile_specs(delegate.compile_specs)
     device = ours_model.get("device", options.device)
     properties = compile_specs.load_time_properties(device, options.properties)
     properties.update({key: ours_model[key] for key in REPORTED_PROPERTIES if key in ours_model})
     core = ov.Core()
-    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
+    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(weights, np.uint8)))
     compiled = core.compile_model(model, device, properties)
     count = len(compiled.inputs)
-    if len(call_args) != count + len(compiled.outputs):
+    # The call's inputs the IR reads (all, in order, unless the blob says which).
+    call_count = blob.input_arguments.call_inputs if blob.input_arguments is not None else count
+    read = list(blob.input_arguments.of_ir_input) if blob.input_arguments is not None else list(range(count))
+    if len(call_args) != call_count + len(compiled.outputs) or len(read) != count:
         return unavailable(NATIVE, "the IR's inputs and outputs do not match the delegate call's")
     try:
-        positions = [plan_inputs.index(value) for value in call_args[:count]]
+        positions = [plan_inputs.index(call_args[i]) for i in read]
     except ValueError:
         return unavailable(NATIVE, "the delegate reads values that are not inputs of the method")
     arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in positions]
@@ -195,7 +204,7 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
         _ = arrays  # the requests read their memory: keep them alive with them
         first.infer()
         return {plan_outputs.index(value): first.get_output_tensor(k).data.copy()
-                for k, value in enumerate(call_args[count:]) if value in plan_outputs}
+                for k, value in enumerate(call_args[call_count:]) if value in plan_outputs}
 
     if throughput:
         queue = ov.AsyncInferQueue(compiled, requests)

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional
 from . import _bench_backends as backends
 from ._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, positive, say,
                       step, usage_error)
-from .run import add_option_argument, load_method_inputs
+from .run import add_data_argument, add_option_argument, load_method_inputs
 
 # (_bench_report, _bench_rounds, _xnnpack_cache and _third_party_noise are imported when bench
 # runs: --help and argument errors need none of them.)
@@ -50,6 +50,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--method", default="forward", help="the method to time (default forward)")
+    add_data_argument(parser)
     parser.add_argument("--input", action="append", metavar="FILE.npy",
                         help="an input (repeat for each, in order); default: deterministic values")
     parser.add_argument("--model", metavar="MODULE:FACTORY",
@@ -119,7 +120,7 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
     from ._bench_rounds import interleaved
 
     throughput = args.mode == "throughput"
-    _, inputs, notes = load_method_inputs(args.pte, args.method, args.input)
+    _, inputs, notes = load_method_inputs(args.pte, args.method, args.input, args.data)
     rounds = args.rounds if args.time is not None else min(args.rounds, args.iterations)
     amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} timed call(s)"
     say(f"{args.pte}: method {args.method!r}; {args.mode} mode; {amount} per backend in {rounds} interleaved "
@@ -131,7 +132,7 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
 
     made: List[backends.Backend] = []
     with step("loading the method through executorch.runtime (OpenVINO compiles it)"):
-        ours = backends.ours(args.pte, args.method, inputs, args.requests if throughput else 1)
+        ours = backends.ours(args.pte, args.method, inputs, args.requests if throughput else 1, args.data)
     made.append(ours)
     if ours.properties:
         say(f"  executorch_openvino model: {describe_model(ours.properties)}")
@@ -139,7 +140,7 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
     if backends.NATIVE in chosen_backends:
         with step("compiling the same IR with native OpenVINO"):
             made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests,
-                                        throughput))
+                                        throughput, args.data))
     else:
         made.append(backends.unavailable(backends.NATIVE, NOT_CHOSEN))
 
