@@ -255,7 +255,8 @@ def main(argv=None) -> int:
             shutil.rmtree(work_root, ignore_errors=True)
     run = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "records": records, "rounds": args.rounds, "load_before": load_before, "load_after": os.getloadavg()[0],
            "seconds": time.perf_counter() - started, "variants": args.variants, "formats": args.formats,
-           "executorch_openvino": measured}
+           "executorch_openvino": measured,
+           "optimum_int4_args": llm_setup.optimum_args("int4", llm_setup.SIZES[args.sizes[0]])}
     stamp = datetime.date.today().isoformat()
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / f"llm-{stamp}.json").write_text(json.dumps(run, indent=1))

@@ -236,6 +236,10 @@ def report(run: dict, picture: str) -> List[str]:
     ran = {variant for record in run["records"] for data in record.get("formats", {}).values()
            for variant in data.get("variants", {})}
     lines += ["## Variants", ""] + [f"- `{name}`: {text}." for name, text in DESCRIPTIONS.items() if name in ran]
+    # Runs before 2026-12-02 18:30 did not record it: optimum-intel's own default then (asymmetric).
+    optimum_int4 = " ".join(run.get("optimum_int4_args") or
+                            ["--weight-format int4 --group-size 128 --ratio 1.0 (asymmetric, its default; the "
+                             "embedding and the head int8)"])
     lines += ["", "## How it is measured", "",
               "- Prefill: the call on the whole prompt (one call for every variant) up to its first token "
               "(argmax included); GenAI: its TTFT; ExecuTorch's runner: its time to the first token. Decode: the "
@@ -251,9 +255,9 @@ def report(run: dict, picture: str) -> List[str]:
               "- Correctness: that probe's greedy ids and logits against eager PyTorch (ExecuTorch's Llama, fp32); "
               "logits are compared up to the first step where the ids differ. Quantized weights are compared "
               "with the fp32 eager model, so their differences are the quantization's.",
-              f"- Quantization: int8 per output channel; int4 in groups of {llm_setup.SIZES['llama-512x6'].group} "
-              "(ours: our helper's choice; XNNPACK: 8da4w; optimum-intel: --weight-format int4 --group-size 128 "
-              "--ratio 1.0, its embedding and head int8).",
+              f"- Quantization: int8 per output channel, asymmetric; int4 in groups of "
+              f"{llm_setup.SIZES['llama-512x6'].group} (ours: our helper's default, symmetric, the embedding and "
+              f"the head in asymmetric int8; XNNPACK: 8da4w; optimum-intel: {optimum_int4}).",
               "- Two cores shared with other work: compare within one run, and read the ranges."]
     return lines
 

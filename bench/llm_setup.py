@@ -349,10 +349,12 @@ def export_et(variant: str, fmt: str, size: Size, work: Path) -> Path:
     return path
 
 
-# optimum-intel's weight formats; int4: asymmetric, in groups (the size's), every linear layer (ratio 1.0), the
-# embedding and the head in int8 (NNCF's backup precision).
+# optimum-intel's weight formats, made ours: int8 asymmetric per output channel (both defaults); int4 symmetric
+# (ours' default; optimum-intel's is asymmetric, whose zero points cost its kernels time) in groups (the size's),
+# every linear layer (ratio 1.0), the embedding and the head in asymmetric int8 (NNCF's backup precision, ours too).
 def optimum_args(fmt: str, size: Size) -> List[str]:
-    extra = ["--group-size", str(size.group), "--ratio", "1.0"] if fmt == "int4" else []
+    extra = ["--group-size", str(size.group), "--ratio", "1.0", "--sym", "--backup-precision", "int8_asym"] \
+        if fmt == "int4" else []
     return ["--weight-format", fmt, *extra]
 
 
