@@ -141,3 +141,19 @@ def test_one_partition_cannot_send_its_weights_to_two_files():
 def test_external_weights_takes_a_file_name_tag(tag):
     with pytest.raises(ValueError, match="external_weights takes a file name tag"):
         executorch_openvino.OpenvinoPartitioner(external_weights=tag)
+
+
+def test_two_methods_of_one_model_store_its_weights_once(tmp_path):
+    torch.manual_seed(7)
+    model = Wide().eval()
+    methods = {"small": torch.export.export(model, (torch.randn(2, 256),)),
+               "large": torch.export.export(model, (torch.randn(5, 256),))}
+    partitioner = executorch_openvino.OpenvinoPartitioner(external_weights="model")
+    program = to_edge_transform_and_lower(methods, partitioner=[partitioner]).to_executorch()
+    pte, ptd = _write(program, tmp_path)
+    weights = sum(p.numel() * 4 for p in model.parameters())
+    assert weights < ptd.stat().st_size < 1.5 * weights  # one key for the two methods' identical weights
+    loaded = Runtime.get().load_program(pte, data_path=ptd)
+    for name, rows in (("small", 2), ("large", 5)):
+        x = torch.randn(rows, 256)
+        torch.testing.assert_close(loaded.load_method(name).execute([x])[0], model(x), rtol=1e-5, atol=1e-5)
