@@ -36,8 +36,8 @@ def file_tag(edge_program: ExportedProgram) -> Optional[str]:
     one piece, so one partition names one file."""
     signature = edge_program.graph_signature
     mutated = set(signature.buffers_to_mutate.values())
-    stored = {**signature.inputs_to_parameters, **signature.inputs_to_lifted_tensor_constants,
-              **{name: buffer for name, buffer in signature.inputs_to_buffers.items() if buffer not in mutated}}
+    stored = set(signature.inputs_to_parameters) | set(signature.inputs_to_lifted_tensor_constants) | {
+        name for name, buffer in signature.inputs_to_buffers.items() if buffer not in mutated}
     tags = {tag_of(node) for node in edge_program.graph.nodes if node.op == "placeholder" and node.name in stored}
     tags.discard(None)
     if len(tags) > 1:
@@ -68,7 +68,6 @@ def tag_delegated_constants(exported_program: ExportedProgram, partition_tags: s
 def read_from_file(path, weights: NamedWeights) -> bytes:
     """The weights a blob names, read from a .ptd file and checked as the runtime checks them (for
     tools that compile the IR themselves, e.g. the bench command's native OpenVINO)."""
-    import zlib
     from pathlib import Path
 
     from executorch.exir._serialize._cord import Cord
@@ -79,6 +78,6 @@ def read_from_file(path, weights: NamedWeights) -> bytes:
     if entry is None:
         raise ValueError(f"{path} does not hold the weights '{weights.key}': it is from another export")
     data = bytes(payload.buffers[entry.buffer_index])
-    if len(data) != weights.size or zlib.crc32(data) != weights.crc32:
+    if NamedWeights.of(weights.key, data) != weights:
         raise ValueError(f"{path}: the weights under '{weights.key}' fail their size or checksum: the file is corrupt")
     return data

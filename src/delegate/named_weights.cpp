@@ -7,7 +7,6 @@
 
 namespace executorch_openvino::delegate {
 
-using executorch::runtime::Error;
 using executorch::runtime::FreeableBuffer;
 using executorch::runtime::NamedDataMap;
 using executorch::runtime::Result;

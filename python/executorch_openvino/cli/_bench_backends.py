@@ -159,7 +159,7 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
     import openvino as ov
 
     from executorch_openvino import compile_specs, named_weights
-    from executorch_openvino.blob import parse_blob
+    from executorch_openvino.blob import InputArguments, parse_blob
 
     blob = parse_blob(blob_bytes)
     weights = blob.ir_weights
@@ -176,12 +176,12 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
     compiled = core.compile_model(model, device, properties)
     count = len(compiled.inputs)
     # The call's inputs the IR reads (all, in order, unless the blob says which).
-    call_count = blob.input_arguments.call_inputs if blob.input_arguments is not None else count
-    read = list(blob.input_arguments.of_ir_input) if blob.input_arguments is not None else list(range(count))
-    if len(call_args) != call_count + len(compiled.outputs) or len(read) != count:
+    arguments = blob.input_arguments or InputArguments(count, tuple(range(count)))
+    call_count = arguments.call_inputs
+    if len(call_args) != call_count + len(compiled.outputs) or len(arguments.of_ir_input) != count:
         return unavailable(NATIVE, "the IR's inputs and outputs do not match the delegate call's")
     try:
-        positions = [plan_inputs.index(call_args[i]) for i in read]
+        positions = [plan_inputs.index(call_args[i]) for i in arguments.of_ir_input]
     except ValueError:
         return unavailable(NATIVE, "the delegate reads values that are not inputs of the method")
     arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in positions]
