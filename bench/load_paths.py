@@ -1,6 +1,8 @@
 """How a program gets its compiled model, and what each way costs: compiling the IR, importing a
 model precompiled at export (precompile=["CPU"]), importing from OpenVINO's model cache (cache_dir),
-and a second load of the same program in the same process (the compiled model is shared).
+and a second load of the same program in the same process (the compiled model is shared). The same
+for a program whose weights are in a .ptd data file (external_weights), where a load served by the
+model cache or a live compiled model reads none of the weights.
 
 Every figure comes from a fresh Python process (so nothing is warm unless the case says so), runs
 interleaved `--rounds` times, and the median is reported. Output: a Markdown table on stdout and
@@ -34,8 +36,9 @@ def _rss_kib() -> int:
     return 0
 
 
-def worker(pte_path: str, cache_dir: str, loads: int) -> None:
-    """Loads the program `loads` times in this process; prints times and RSS growth as JSON."""
+def worker(pte_path: str, cache_dir: str, loads: int, data_path: str = "") -> None:
+    """Loads the program (with its data file, if any) `loads` times in this process; prints times
+    and RSS growth as JSON."""
     import executorch_openvino
     from executorch.runtime import Runtime
 
@@ -47,7 +50,7 @@ def worker(pte_path: str, cache_dir: str, loads: int) -> None:
     for _ in range(loads):
         before = _rss_kib()
         start = time.perf_counter()
-        program = runtime.load_program(data)
+        program = runtime.load_program(data, data_path=data_path or None)
         method = program.load_method("forward")
         figures.append({"ms": (time.perf_counter() - start) * 1e3, "rss_kib": _rss_kib() - before})
         kept.append((program, method))
@@ -57,8 +60,9 @@ def worker(pte_path: str, cache_dir: str, loads: int) -> None:
 
 def _run_worker(pte: Path, cache_dir: str = "", loads: int = 1) -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    ptd = pte.with_suffix(".ptd")
     output = subprocess.run(
-        [sys.executable, __file__, "--worker", str(pte), cache_dir, str(loads)],
+        [sys.executable, __file__, "--worker", str(pte), cache_dir, str(loads), str(ptd) if ptd.exists() else ""],
         capture_output=True, text=True, env=env, check=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
@@ -77,17 +81,20 @@ def _export(model_name: str, folder: Path) -> dict:
     model, inputs = spec.make()
     exported = torch.export.export(model, inputs)
     paths = {}
-    for label, precompile in (("ir", ()), ("precompiled", ("CPU",))):
-        partitioner = executorch_openvino.OpenvinoPartitioner(precompile=precompile)
+    for label, options in (("ir", {}), ("precompiled", {"precompile": ("CPU",)}),
+                           ("ptd", {"external_weights": f"{model_name}-ptd"})):
+        partitioner = executorch_openvino.OpenvinoPartitioner(**options)
         program = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
         paths[label] = folder / f"{model_name}-{label}.pte"
         paths[label].write_bytes(program.buffer)
+        if label == "ptd":
+            program.write_tensor_data_to_file(str(folder))  # beside it, as <model>-ptd.ptd
     return paths
 
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
-        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -99,10 +106,14 @@ def main() -> int:
         paths = _export(args.model, folder)
         cache = folder / "cache"
         _run_worker(paths["ir"], str(cache))  # fills OpenVINO's model cache once
+        _run_worker(paths["ptd"], str(cache))
         cases = {
             "compile the IR": lambda: _run_worker(paths["ir"])["loads"][0],
             "import the precompiled model": lambda: _run_worker(paths["precompiled"])["loads"][0],
             "import from OpenVINO's cache": lambda: _run_worker(paths["ir"], str(cache))["loads"][0],
+            "weights in a .ptd: compile the IR": lambda: _run_worker(paths["ptd"])["loads"][0],
+            "weights in a .ptd: import from the cache": lambda: _run_worker(paths["ptd"], str(cache))["loads"][0],
+            "weights in a .ptd: second load, same process": lambda: _run_worker(paths["ptd"], loads=2)["loads"][1],
         }
         samples: dict = {name: [] for name in cases}
         second: list = []

@@ -17,10 +17,17 @@ void append_section(std::string& key, const char* name, const blob::Span& span) 
   key += '=' + std::to_string(span.size) + ':' + std::to_string(content_hash(span.data, span.size)) + '\n';
 }
 
-// The model's content: the XML verbatim (it is small); weights and precompiled models by size and hash.
+// The model's content: the XML verbatim (it is small); weights and precompiled models by size and
+// hash. Weights in named data by their record: the key our export writes is their SHA-256, and the
+// record is all a load has without fetching them.
 std::string model_identity(const blob::ParsedBlob& parsed) {
   std::string identity;
-  append_section(identity, "weights", parsed.ir_weights);
+  if (parsed.named_weights) {
+    const blob::NamedWeights& named = *parsed.named_weights;
+    identity += "named-weights=" + std::to_string(named.size) + ':' + std::to_string(named.crc) + ':' + named.key + '\n';
+  } else {
+    append_section(identity, "weights", parsed.ir_weights);
+  }
   for (const blob::PrecompiledModel& model : parsed.precompiled) {
     identity += "precompiled:" + model.device + ':' + model.openvino_version + '\n';
     append_section(identity, "model", model.model);
@@ -107,12 +114,13 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& ke
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
+                                                                    const ReadWeights& read_weights,
                                                                     const CompileOptions& options, std::string* note,
                                                                     const std::function<void()>& release_blob) {
   const std::string identity = model_identity(parsed);
   return shared_model(cache_key(identity, options), [&] {
     const std::optional<CacheEntry> entry = file_cache_entry(runtime, identity, options);
-    return compile(runtime, parsed, options, note, release_blob, entry ? &*entry : nullptr);
+    return compile(runtime, parsed, read_weights, options, note, release_blob, entry ? &*entry : nullptr);
   });
 }
 

@@ -24,9 +24,11 @@ struct CacheStats {
 
 // Thread-safe. Concurrent loads of the same key compile once; the others wait for it and share it.
 // `note` receives compile()'s line on why a precompiled model was not used (first load only);
-// `release_blob` is handed to compile() (a hit never reads the blob after the lookup).
+// `read_weights` and `release_blob` are handed to compile() (a hit reads neither the blob after the
+// lookup nor the weights: weights in named data are identified by the key the blob records).
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
+                                                                    const ReadWeights& read_weights,
                                                                     const CompileOptions& options, std::string* note,
                                                                     const std::function<void()>& release_blob = {});
 

@@ -121,7 +121,8 @@ Status check_device(ov::Runtime& runtime, const std::string& device) {
 }
 
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
-                                                const CompileOptions& options, std::string* why_not_precompiled,
+                                                const ReadWeights& read_weights, const CompileOptions& options,
+                                                std::string* why_not_precompiled,
                                                 const std::function<void()>& release_blob,
                                                 const CacheEntry* cache_entry) {
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
@@ -162,7 +163,9 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   }
 
   if (!result->model) {
-    result->backing = AlignedBytes::copy_of(parsed.ir_weights.data, parsed.ir_weights.size);
+    Outcome<blob::Span> weights = read_weights();
+    if (!weights.ok()) return weights.failure();
+    result->backing = AlignedBytes::copy_of(weights->data, weights->size);
     Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();

@@ -35,17 +35,22 @@ struct CompiledModel {
   bool profiling = false;
 };
 
+// The IR's weights, asked for only when the IR itself is compiled: an imported model reads none, so
+// weights kept in the program's named data are fetched only then (delegate/named_weights.h).
+using ReadWeights = std::function<Outcome<blob::Span>()>;
+
 // Reads the IR or imports a fitting precompiled model, after checking the device is present. What
 // OpenVINO may keep reading (weights, or the precompiled bytes) is copied once into memory the
 // compiled model owns. `why_not_precompiled` receives one line when the blob has precompiled
-// models and none was used. `release_blob` is called as soon as `parsed` is no longer read
-// (before the IR is compiled), so the blob and the copy of its weights are not both held while
-// OpenVINO compiles: peak memory at load stays near native OpenVINO's.
+// models and none was used. `release_blob` is called as soon as neither `parsed` nor the weights
+// are read any more (before the IR is compiled), so the blob and the copy of its weights are not
+// both held while OpenVINO compiles: peak memory at load stays near native OpenVINO's.
 // With a `cache_entry` (a cache folder and a physical device), no fitting precompiled model, and a
 // usable cached file, that file is imported; otherwise the IR is compiled (without OpenVINO's own
 // CACHE_DIR) and the result stored for next time.
 Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
-                                                const CompileOptions& options, std::string* why_not_precompiled,
+                                                const ReadWeights& read_weights, const CompileOptions& options,
+                                                std::string* why_not_precompiled,
                                                 const std::function<void()>& release_blob = {},
                                                 const CacheEntry* cache_entry = nullptr);
 

@@ -81,31 +81,24 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   }
   if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) delegate::log_info(warning);
 
-  // Weights kept in the program's named data (a .ptd) stand in for the blob's own from here on.
-  std::optional<FreeableBuffer> named_weights;
-  if (parsed.blob->named_weights) {
-    Outcome<FreeableBuffer> fetched =
-        delegate::fetch_named_weights(context.get_named_data_map(), *parsed.blob->named_weights);
-    if (!fetched.ok()) return delegate::report(fetched.failure());
-    named_weights.emplace(std::move(fetched).value());
-    parsed.blob->ir_weights = {static_cast<const uint8_t*>(named_weights->data()), named_weights->size()};
-  }
+  // Weights kept in the program's named data (a .ptd) are fetched only if the IR is compiled.
+  Outcome<delegate::IrWeights> weights = delegate::IrWeights::of(*parsed.blob, context.get_named_data_map());
+  if (!weights.ok()) return delegate::report(weights.failure());
+  auto release = [processed, &weights] {
+    processed->Free();
+    weights->release();
+  };
 
   std::string note;
-  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
-      delegate::shared_compiled_model(*runtime.value(), *parsed.blob, options.value(), &note,
-                                      [processed, &named_weights] {
-                                        processed->Free();
-                                        if (named_weights) named_weights->Free();
-                                      });
+  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled = delegate::shared_compiled_model(
+      *runtime.value(), *parsed.blob, [&weights] { return weights->read(); }, options.value(), &note, release);
   if (!compiled.ok()) return delegate::report(compiled.failure());
   if (!note.empty()) delegate::log_info(note);
   std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;  // copied: the blob goes
   // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
   // the blob (and of named weights) goes now (if compile() has not already released it) instead of
   // living as long as the method.
-  processed->Free();
-  if (named_weights) named_weights->Free();
+  release();
   return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments));
 }
 

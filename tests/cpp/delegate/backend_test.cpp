@@ -272,6 +272,7 @@ class KeyedData final : public executorch::runtime::NamedDataMap {
   Result<uint32_t> get_num_keys() const override { return 1; }
   Result<const char*> get_key(uint32_t) const override { return key_.c_str(); }
   int outstanding() const { return handed_out_ - freed_; }
+  int fetches() const { return handed_out_; }
   std::vector<uint8_t>& bytes() { return bytes_; }
 
  private:
@@ -337,6 +338,58 @@ TEST(BackendNamedWeightsTest, MissingWrongOrCorruptNamedDataIsAClearErrorNamingT
   EXPECT_EQ(harness.init(c.blob, c.ir.specs), Error::DelegateInvalidCompatibility);
   EXPECT_NE(last_error().find("fails its checksum"), std::string::npos) << last_error();
   EXPECT_EQ(corrupt.outstanding() + truncated.outstanding(), 0);  // refused data is released too
+}
+
+// A compiled model at hand needs none of the weights: loads served by a live compiled model or by the
+// model cache never fetch them from the named data (hundreds of megabytes for a language model).
+TEST(BackendNamedWeightsTest, LoadsServedByALiveCompiledModelFetchNoWeights) {
+  const NamedWeightsCase c = with_named_weights("constant_in_place");
+  KeyedData first_data("w.1", c.weights), second_data("w.1", c.weights);
+  DelegateHarness first, second;
+  first.use_named_data(&first_data);
+  ASSERT_EQ(first.init(c.blob, c.ir.specs), Error::Ok) << last_error();
+  EXPECT_EQ(first_data.fetches(), 1);
+  second.use_named_data(&second_data);
+  ASSERT_EQ(second.init(c.blob, c.ir.specs), Error::Ok) << last_error();
+  EXPECT_EQ(second_data.fetches(), 0);
+  expect_runs_correctly(second, c.ir);
+}
+
+TEST(BackendNamedWeightsTest, LoadsServedByTheModelCacheFetchNoWeights) {
+  const ScratchPath scratch("eov_named_cache");
+  const NamedWeightsCase c = with_named_weights("constant_in_place");
+  const std::vector<executorch::runtime::BackendOption> cached{text_option("cache_dir", scratch.path().c_str())};
+  KeyedData cold_data("w.1", c.weights), warm_data("w.1", c.weights);
+  {
+    DelegateHarness cold;
+    cold.use_named_data(&cold_data);
+    ASSERT_EQ(cold.init(c.blob, c.ir.specs, cached), Error::Ok) << last_error();
+    EXPECT_EQ(cold_data.fetches(), 1);
+  }
+  DelegateHarness warm;
+  warm.use_named_data(&warm_data);
+  ASSERT_EQ(warm.init(c.blob, c.ir.specs, cached), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["source"], "cache");
+  EXPECT_EQ(warm_data.fetches(), 0);
+  expect_runs_correctly(warm, c.ir);
+}
+
+// Whether a compiled model of the program is at hand or not, a load without its data file fails.
+TEST(BackendNamedWeightsTest, MissingNamedDataIsRefusedEvenWhenACompiledModelIsAtHand) {
+  const NamedWeightsCase c = with_named_weights("constant_in_place");
+  KeyedData data("w.1", c.weights), other("w.2", c.weights);
+  DelegateHarness live;
+  live.use_named_data(&data);
+  ASSERT_EQ(live.init(c.blob, c.ir.specs), Error::Ok) << last_error();
+
+  DelegateHarness without;
+  EXPECT_EQ(without.init(c.blob, c.ir.specs), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("it was loaded without named data"), std::string::npos) << last_error();
+  DelegateHarness foreign;
+  foreign.use_named_data(&other);
+  EXPECT_EQ(foreign.init(c.blob, c.ir.specs), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("which its named data does not hold"), std::string::npos) << last_error();
+  EXPECT_EQ(other.fetches(), 0);
 }
 
 TEST(BackendSpecTest, UnknownCompileSpecKeyIsRefusedNamingIt) {
