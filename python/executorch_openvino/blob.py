@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 MAGIC = b"EOVB"
 MAJOR_VERSION = 1
-MINOR_VERSION = 3  # 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights
+MINOR_VERSION = 4  # 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds
 # A writer sets the minor version of the newest kind it writes, so older readers take what they can read.
-_MINOR_OF_KIND = {3: 1, 6: 2, 7: 3}
+_MINOR_OF_KIND = {3: 1, 6: 2, 7: 3, 8: 4}
 PAYLOAD_ALIGNMENT = 64
 # Flags a reader must know to use the blob (it refuses bits it does not know).
 FLAG_NAMED_WEIGHTS = 1  # the weights are in the program's named data (SECTION_NAMED_WEIGHTS)
@@ -25,6 +25,7 @@ SECTION_IR_WEIGHTS = 2
 SECTION_PRECOMPILED = 3
 SECTION_INPUT_ARGUMENTS = 6
 SECTION_NAMED_WEIGHTS = 7
+SECTION_INPUT_BOUNDS = 8
 
 _HEADER = struct.Struct("<4sHHIIQII")  # magic, major, minor, header size, count, total size, flags, crc
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc, offset, length
@@ -136,11 +137,51 @@ def _parse_named_weights(payload: bytes) -> NamedWeights:
     return NamedWeights(payload[16:].decode(), size, crc)
 
 
+@dataclass(frozen=True)
+class InputBound:
+    """Every value IR input `input` takes lies in [low, high): it indexes a dimension of that many
+    entries (or is a position in a context of that length), and a value outside is refused before
+    OpenVINO would compute with it."""
+
+    input: int
+    low: int
+    high: int
+
+    def __post_init__(self):
+        if not (0 <= self.input < 2**32 and -(2**63) <= self.low < self.high <= 2**63 - 1):
+            raise ValueError(f"input bound {self} is not an input index with low < high in 64 bits")
+
+
+_BOUND = struct.Struct("<IIqq")  # input, zero, low, high
+
+
+def _input_bounds_payload(bounds) -> bytes:
+    bounds = list(bounds)
+    if any(b.input <= a.input for a, b in zip(bounds, bounds[1:])):
+        raise ValueError(f"input bounds {bounds} are not in increasing input order")
+    return struct.pack("<II", len(bounds), 0) + b"".join(_BOUND.pack(b.input, 0, b.low, b.high) for b in bounds)
+
+
+def _parse_input_bounds(payload: bytes) -> tuple:
+    if len(payload) < 8 or (len(payload) - 8) % _BOUND.size:
+        raise ValueError("input bounds section is malformed")
+    count, _ = struct.unpack_from("<II", payload, 0)
+    if count != (len(payload) - 8) // _BOUND.size:
+        raise ValueError("input bounds section is malformed")
+    bounds = tuple(InputBound(i, low, high) for i, _, low, high in
+                   (_BOUND.unpack_from(payload, 8 + n * _BOUND.size) for n in range(count)))
+    if any(b.input <= a.input for a, b in zip(bounds, bounds[1:])):
+        raise ValueError("input bounds section is malformed")
+    return bounds
+
+
 def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = (),
-               input_arguments: InputArguments | None = None, named_weights: NamedWeights | None = None) -> bytes:
+               input_arguments: InputArguments | None = None, named_weights: NamedWeights | None = None,
+               input_bounds=()) -> bytes:
     """Packs an OpenVINO IR (the .xml text and the .bin weights, or where in the program's named
-    data the weights are), any models precompiled for named devices, and which call inputs the IR
-    reads (None: all, in order) into a delegate blob."""
+    data the weights are), any models precompiled for named devices, which call inputs the IR
+    reads (None: all, in order) and the values IR inputs may take (InputBound, by input) into a
+    delegate blob."""
     if not ir_xml:
         raise ValueError("the IR XML is empty")
     if named_weights is not None and ir_weights:
@@ -153,6 +194,8 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
     sections += [(SECTION_PRECOMPILED, _precompiled_payload(model)) for model in precompiled]
     if input_arguments is not None:
         sections.append((SECTION_INPUT_ARGUMENTS, _input_arguments_payload(input_arguments)))
+    if input_bounds:
+        sections.append((SECTION_INPUT_BOUNDS, _input_bounds_payload(input_bounds)))
     header_size = _HEADER.size + _ENTRY.size * len(sections)
 
     offset = _align(header_size)
@@ -182,6 +225,7 @@ class ParsedBlob:
     precompiled: list[PrecompiledModel] = field(default_factory=list)
     input_arguments: InputArguments | None = None  # None: the IR reads every call input, in order
     named_weights: NamedWeights | None = None  # set: the weights are in named data, ir_weights is empty
+    input_bounds: tuple = ()  # InputBound per bounded IR input, by input
 
 
 def parse_blob(data: bytes) -> ParsedBlob:
@@ -217,6 +261,8 @@ def parse_blob(data: bytes) -> ParsedBlob:
             payloads[kind] = _parse_input_arguments(payload)
         elif kind == SECTION_NAMED_WEIGHTS:
             payloads[kind] = _parse_named_weights(payload)
+        elif kind == SECTION_INPUT_BOUNDS:
+            payloads[kind] = _parse_input_bounds(payload)
         else:
             payloads[kind] = payload
     if not payloads.get(SECTION_IR_XML):
@@ -226,4 +272,5 @@ def parse_blob(data: bytes) -> ParsedBlob:
     if SECTION_NAMED_WEIGHTS in payloads and payloads.get(SECTION_IR_WEIGHTS):
         raise ValueError("the blob holds weights and also names weights in named data")
     return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled,
-                      payloads.get(SECTION_INPUT_ARGUMENTS), payloads.get(SECTION_NAMED_WEIGHTS))
+                      payloads.get(SECTION_INPUT_ARGUMENTS), payloads.get(SECTION_NAMED_WEIGHTS),
+                      payloads.get(SECTION_INPUT_BOUNDS, ()))

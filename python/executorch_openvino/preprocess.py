@@ -13,7 +13,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import compile_specs, int8_range_check, ir_conversion, named_weights, repeated_work
+from . import compile_specs, index_bounds, int8_range_check, ir_conversion, named_weights, repeated_work
 from .blob import PrecompiledModel, build_blob
 from .llm import grown_cache, rotary, stateful
 
@@ -41,13 +41,15 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         rotary.fuse_rotary(model)
         int8_range_check.warn_if_full_range(model)
         arguments = repeated_work.drop_unread_inputs(model)
+        bounds = index_bounds.input_bounds(model)  # by the final inputs
         xml, weights = ir_conversion.serialize(model, compress_to_fp16=options.compress_to_fp16)
         precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
         tag = named_weights.file_tag(edge_program)
         if tag is None or not weights:
-            return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, arguments))
+            return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, arguments,
+                                                               input_bounds=bounds))
         where, store = named_weights.store(weights, tag)
-        return PreprocessResult(processed_bytes=build_blob(xml, b"", precompiled, arguments, where),
+        return PreprocessResult(processed_bytes=build_blob(xml, b"", precompiled, arguments, where, bounds),
                                 data_store_output=store)
 
 

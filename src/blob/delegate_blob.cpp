@@ -115,6 +115,34 @@ std::string parse_input_arguments(const Span& payload, InputArguments& out) {
   return {};
 }
 
+// Reads an input-bounds section's payload; returns the error text, empty on success.
+std::string parse_input_bounds(const Span& payload, std::vector<InputBound>& out) {
+  constexpr size_t kBoundSize = 24;
+  if (payload.size < 8 || (payload.size - 8) % kBoundSize != 0) {
+    return "is " + std::to_string(payload.size) + " bytes, not a count and a list of 24-byte bounds";
+  }
+  const uint32_t count = read_u32(payload.data);
+  if (count != (payload.size - 8) / kBoundSize) {
+    return "declares " + std::to_string(count) + " bounds but holds " + std::to_string((payload.size - 8) / kBoundSize);
+  }
+  out.resize(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* entry = payload.data + 8 + kBoundSize * static_cast<size_t>(i);
+    InputBound& bound = out[i];
+    bound.input = read_u32(entry);
+    bound.low = static_cast<int64_t>(read_u64(entry + 8));
+    bound.high = static_cast<int64_t>(read_u64(entry + 16));
+    if (i > 0 && bound.input <= out[i - 1].input) {
+      return "bounds input " + std::to_string(bound.input) + " after input " + std::to_string(out[i - 1].input);
+    }
+    if (bound.low >= bound.high) {
+      return "bounds input " + std::to_string(bound.input) + " to an empty range [" + std::to_string(bound.low) +
+             ", " + std::to_string(bound.high) + ")";
+    }
+  }
+  return {};
+}
+
 // Reads a named-weights section's payload; returns the error text, empty on success.
 std::string parse_named_weights(const Span& payload, NamedWeights& out) {
   if (payload.size < 16) return "is " + std::to_string(payload.size) + " bytes, too short for a size, CRC and key";
@@ -241,6 +269,13 @@ ParseResult parse(const void* data_in, size_t size) {
         parsed.named_weights = std::move(named);
         break;
       }
+      case SectionKind::kInputBounds: {
+        if (!parsed.input_bounds.empty()) return fail("more than one input bounds section");
+        if (std::string error = parse_input_bounds(payload, parsed.input_bounds); !error.empty()) {
+          return fail("input bounds " + which + " " + error);
+        }
+        break;
+      }
       default:
         break;  // a section from a newer minor version: checked above, otherwise ignored
     }
@@ -259,8 +294,10 @@ ParseResult parse(const void* data_in, size_t size) {
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
                            const std::vector<PrecompiledInput>& precompiled,
                            const std::optional<InputArguments>& input_arguments,
-                           const std::optional<NamedWeights>& named_weights) {
-  // Payloads in section order: XML, weights (or where they are), each precompiled model, the arguments.
+                           const std::optional<NamedWeights>& named_weights,
+                           const std::vector<InputBound>& input_bounds) {
+  // Payloads in section order: XML, weights (or where they are), each precompiled model, the arguments,
+  // the bounds.
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> payloads;
   payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(ir_xml.begin(), ir_xml.end()));
   if (named_weights) {
@@ -291,6 +328,17 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
     }
     payloads.emplace_back(SectionKind::kInputArguments, std::move(payload));
   }
+  if (!input_bounds.empty()) {
+    std::vector<uint8_t> payload(8 + 24 * input_bounds.size(), 0);
+    write_u32(payload.data(), static_cast<uint32_t>(input_bounds.size()));
+    for (size_t i = 0; i < input_bounds.size(); ++i) {
+      uint8_t* entry = payload.data() + 8 + 24 * i;
+      write_u32(entry, input_bounds[i].input);
+      write_u64(entry + 8, static_cast<uint64_t>(input_bounds[i].low));
+      write_u64(entry + 16, static_cast<uint64_t>(input_bounds[i].high));
+    }
+    payloads.emplace_back(SectionKind::kInputBounds, std::move(payload));
+  }
 
   const uint32_t count = static_cast<uint32_t>(payloads.size());
   const size_t header_size = kFixedHeaderSize + count * kEntrySize;
@@ -306,7 +354,10 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
   std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
   write_u16(out.data() + kMajorOffset, kMajorVersion);
   // The minor version of the newest kind written (docs/delegate-blob-format.md, Compatibility).
-  write_u16(out.data() + kMinorOffset, named_weights ? uint16_t{3} : input_arguments ? uint16_t{2} : uint16_t{1});
+  write_u16(out.data() + kMinorOffset, !input_bounds.empty() ? uint16_t{4}
+                                       : named_weights       ? uint16_t{3}
+                                       : input_arguments     ? uint16_t{2}
+                                                             : uint16_t{1});
   write_u32(out.data() + kHeaderSizeOffset, static_cast<uint32_t>(header_size));
   write_u32(out.data() + kSectionCountOffset, count);
   write_u64(out.data() + kTotalSizeOffset, total);

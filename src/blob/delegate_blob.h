@@ -25,8 +25,8 @@ namespace executorch_openvino::blob {
 
 inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
 inline constexpr uint16_t kMajorVersion = 1;
-// 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights.
-inline constexpr uint16_t kMinorVersion = 3;
+// 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds.
+inline constexpr uint16_t kMinorVersion = 4;
 
 // Flags a reader must understand to use the blob (a reader refuses bits it does not know, so an
 // older runtime says so instead of compiling an IR without its weights).
@@ -71,6 +71,12 @@ enum class SectionKind : uint32_t {
   // with kFlagNamedWeights). Payload: u64 size, u32 CRC-32 of the weights, u32 key length L, then
   // the L bytes of the key (UTF-8, no NUL).
   kNamedWeights = 7,
+  // The values IR inputs may take (optional, since 1.4): an input that indexes a dimension of a
+  // static size, or a position in the context a KV cache was exported with. Payload: u32 count N,
+  // u32 zero, then N entries of u32 IR input, u32 zero, i64 low, i64 high: every value of that
+  // input lies in [low, high). Inputs strictly increasing; low < high. A reader that skips this
+  // section computes with any value, as before.
+  kInputBounds = 8,
 };
 
 struct Span {
@@ -98,6 +104,13 @@ struct NamedWeights {
   uint32_t crc = 0;
 };
 
+// The values one IR input may take (SectionKind::kInputBounds): each in [low, high).
+struct InputBound {
+  uint32_t input = 0;
+  int64_t low = 0;
+  int64_t high = 0;
+};
+
 struct ParsedBlob {
   uint16_t minor_version = 0;
   Span ir_xml;
@@ -105,6 +118,7 @@ struct ParsedBlob {
   std::vector<PrecompiledModel> precompiled;
   std::optional<InputArguments> input_arguments;  // absent: the IR reads every call input, in order
   std::optional<NamedWeights> named_weights;      // set: ir_weights is empty until the delegate fetches them
+  std::vector<InputBound> input_bounds;           // by input; empty: no input is bounded
 };
 
 struct ParseResult {
@@ -127,6 +141,7 @@ struct PrecompiledInput {
 std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
                            const std::vector<PrecompiledInput>& precompiled = {},
                            const std::optional<InputArguments>& input_arguments = std::nullopt,
-                           const std::optional<NamedWeights>& named_weights = std::nullopt);
+                           const std::optional<NamedWeights>& named_weights = std::nullopt,
+                           const std::vector<InputBound>& input_bounds = {});
 
 }  // namespace executorch_openvino::blob

@@ -9,6 +9,8 @@
 #include <executorch/runtime/core/exec_aten/util/tensor_util.h>
 #include <executorch/runtime/platform/platform.h>
 
+#include "delegate/input_bounds.h"
+
 namespace executorch_openvino::delegate {
 
 using executorch::runtime::EValue;
@@ -38,22 +40,30 @@ std::optional<int64_t> first_position(const EValue& value) {
 
 Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime,
                                                 std::shared_ptr<const CompiledModel> compiled,
-                                                std::optional<blob::InputArguments> arguments) {
+                                                std::optional<blob::InputArguments> arguments,
+                                                std::vector<blob::InputBound> bounds) {
+  constexpr const char* kNotOurs = ": the blob is corrupt or was not written by executorch_openvino; re-export the model";
   if (arguments && arguments->of_ir_input.size() != compiled->inputs.size()) {
-    return Failure{FailureKind::kInvalidBlob,
-                   "the delegate blob maps " + std::to_string(arguments->of_ir_input.size()) +
-                       " call inputs to an IR of " + std::to_string(compiled->inputs.size()) +
-                       " inputs: the blob is corrupt or was not written by executorch_openvino; re-export the model"};
+    return Failure{FailureKind::kInvalidBlob, "the delegate blob maps " +
+                                                  std::to_string(arguments->of_ir_input.size()) +
+                                                  " call inputs to an IR of " +
+                                                  std::to_string(compiled->inputs.size()) + " inputs" + kNotOurs};
+  }
+  if (!bounds.empty() && bounds.back().input >= compiled->inputs.size()) {  // inputs increase
+    return Failure{FailureKind::kInvalidBlob, "the delegate blob bounds input " +
+                                                  std::to_string(bounds.back().input) + " of an IR of " +
+                                                  std::to_string(compiled->inputs.size()) + " inputs" + kNotOurs};
   }
   Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
   if (!request.ok()) return request.failure();
-  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments));
+  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments), std::move(bounds));
   method->request_ = std::move(request).value();
   return method;
 }
 
 CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
-                               std::optional<blob::InputArguments> arguments)
+                               std::optional<blob::InputArguments> arguments,
+                               std::vector<blob::InputBound> bounds)
     : runtime_(runtime),
       compiled_(std::move(compiled)),
       call_inputs_(arguments ? arguments->call_inputs : compiled_->inputs.size()),
@@ -63,7 +73,8 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
       request_(nullptr, {}),
       input_bindings_(compiled_->inputs.size()),
       scalar_bindings_(compiled_->inputs.size()),
-      output_bindings_(compiled_->outputs.size()) {
+      output_bindings_(compiled_->outputs.size()),
+      bounds_(std::move(bounds)) {
   for (size_t i = 0; i < compiled_->inputs.size(); ++i) {
     if (compiled_->inputs[i].name == kCachePositionInput) position_input_ = i;
   }
@@ -130,6 +141,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
       return checked;
     }
   }
+  if (Status in_bounds = check_bounds(args); !in_bounds.ok()) return in_bounds;
   Outcome<bool> started = start_conversation_if_asked(args);
   if (!started.ok()) return started.failure();
   if (started.value()) all_bound = false;  // a new request: everything is bound anew
@@ -173,6 +185,28 @@ Outcome<bool> CompiledMethod::start_conversation_if_asked(Span<EValue*> args) {
   request_ = std::move(fresh).value();
   state_written_ = false;
   return true;
+}
+
+Status CompiledMethod::check_bounds(Span<EValue*> args) const {
+  for (const blob::InputBound& bound : bounds_) {
+    const std::optional<std::string> outside = first_out_of_bounds(*args[bound.input], bound);
+    if (!outside) continue;
+    const std::string range = "[" + std::to_string(bound.low) + ", " + std::to_string(bound.high) + ")";
+    if (position_input_ == bound.input) {
+      return Failure{FailureKind::kInvalidArgument,
+                     "input " + std::to_string(call_input(bound.input)) + " holds the position " + *outside +
+                         ", outside " + range + ": past the context of " + std::to_string(bound.high) +
+                         " positions this program's KV caches were exported with; start a new conversation at "
+                         "position 0, or export with a longer context"};
+    }
+    return Failure{FailureKind::kInvalidArgument,
+                   "input " + std::to_string(call_input(bound.input)) + " holds " + *outside + ", outside " + range +
+                       ": the model indexes a dimension of " + std::to_string(bound.high) +
+                       " entries with it (eager PyTorch raises IndexError; a language model's token id past its "
+                       "vocabulary, or a position past its context, is such an index), so the call is refused "
+                       "rather than computed"};
+  }
+  return ok_status();
 }
 
 Status CompiledMethod::explain_failed_inference(const Status& failed) const {

@@ -23,10 +23,12 @@ namespace executorch_openvino::delegate {
 
 class CompiledMethod {
  public:
-  // `arguments`: which call inputs the IR reads (the blob's; none: all of them, in order).
+  // `arguments`: which call inputs the IR reads (the blob's; none: all of them, in order). `bounds`:
+  // the values IR inputs may take (the blob's); a call holding another is refused.
   static Outcome<CompiledMethod*> create(void* storage, ov::Runtime& runtime,
                                          std::shared_ptr<const CompiledModel> compiled,
-                                         std::optional<blob::InputArguments> arguments = std::nullopt);
+                                         std::optional<blob::InputArguments> arguments = std::nullopt,
+                                         std::vector<blob::InputBound> bounds = {});
   ~CompiledMethod();
   CompiledMethod(const CompiledMethod&) = delete;
   CompiledMethod& operator=(const CompiledMethod&) = delete;
@@ -45,10 +47,12 @@ class CompiledMethod {
 
  private:
   CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
-                 std::optional<blob::InputArguments> arguments);
+                 std::optional<blob::InputArguments> arguments, std::vector<blob::InputBound> bounds);
   // The call input IR input `index` is.
   size_t call_input(size_t index) const { return rearranges_ ? ir_input_arguments_[index] : index; }
   Status bind_all(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  // Refuses a call whose bounded inputs hold a value outside their bounds (delegate/input_bounds.h).
+  Status check_bounds(executorch::runtime::Span<executorch::runtime::EValue*> args) const;
   // Outputs of dynamic shape are allocated by OpenVINO: resize ExecuTorch's tensor and copy.
   Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
   void record_layers(executorch::runtime::EventTracer* tracer, et_timestamp_t start);
@@ -71,6 +75,7 @@ class CompiledMethod {
   std::vector<TensorBinding> output_bindings_;
   std::vector<bool> output_is_dynamic_;
   bool has_dynamic_outputs_ = false;
+  std::vector<blob::InputBound> bounds_;
   std::optional<size_t> position_input_;
   bool state_written_ = false;  // an inference ran on this request since it was created
   std::mutex mutex_;

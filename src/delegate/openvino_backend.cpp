@@ -40,12 +40,13 @@ namespace {
 // method's allocator.
 Result<DelegateHandle*> make_handle(BackendInitContext& context, ov::Runtime& runtime,
                                     std::shared_ptr<const delegate::CompiledModel> compiled,
-                                    std::optional<blob::InputArguments> arguments = std::nullopt) {
+                                    std::optional<blob::InputArguments> arguments = std::nullopt,
+                                    std::vector<blob::InputBound> bounds = {}) {
   void* storage =
       context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
   if (storage == nullptr) return Error::MemoryAllocationFailed;
-  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(storage, runtime, std::move(compiled),
-                                                                               std::move(arguments));
+  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(
+      storage, runtime, std::move(compiled), std::move(arguments), std::move(bounds));
   if (!method.ok()) return delegate::report(method.failure());
   return method.value();
 }
@@ -94,12 +95,14 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
       *runtime.value(), *parsed.blob, [&weights] { return weights->read(); }, options.value(), &note, release);
   if (!compiled.ok()) return delegate::report(compiled.failure());
   if (!note.empty()) delegate::log_info(note);
-  std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;  // copied: the blob goes
+  // Copied: the blob goes.
+  std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;
+  std::vector<blob::InputBound> bounds = parsed.blob->input_bounds;
   // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
   // the blob (and of named weights) goes now (if compile() has not already released it) instead of
   // living as long as the method.
   release();
-  return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments));
+  return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments), std::move(bounds));
 }
 
 Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContext& context, FreeableBuffer* processed,

@@ -80,6 +80,8 @@ def main() -> int:
     (blobs / "input_arguments.eovb").write_bytes(blob.build_blob(xml, weights, (), arguments))
     named = blob.NamedWeights.of("executorch_openvino.weights.seed", weights)
     (blobs / "named_weights.eovb").write_bytes(blob.build_blob(xml, b"", (), arguments, named))
+    bounds = (blob.InputBound(0, -4, 4),)
+    (blobs / "input_bounds.eovb").write_bytes(blob.build_blob(xml, weights, (), arguments, None, bounds))
 
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {sum(1 for f in out.rglob('*') if f.is_file())} seeds ({total} bytes) to {out}")

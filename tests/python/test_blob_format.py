@@ -215,10 +215,43 @@ def test_round_trips_named_weights_with_their_flag():
         blob.build_blob(b"<net/>", b"", (), None, blob.NamedWeights("", 1, 0))
 
 
+# Pinned in tests/cpp/blob/delegate_blob_test.cpp too (kGoldenInputBoundsCrc).
+GOLDEN_INPUT_BOUNDS_CRC = 0x49CDEADF
+BOUNDS = (blob.InputBound(0, 0, 96), blob.InputBound(2, -4096, 4096))
+
+
+def test_input_bounds_output_matches_the_bytes_the_cpp_writer_produces():
+    data = build_blob(b"<net/>", bytes([1, 2, 3]), input_bounds=BOUNDS)
+    assert (len(data), zlib.crc32(data)) == (312, GOLDEN_INPUT_BOUNDS_CRC)
+    kind, _, offset, length = entry(data, 2)
+    assert (kind, length) == (blob.SECTION_INPUT_BOUNDS, 56) and u16(data, 6) == 4
+    assert struct.unpack_from("<II", data, offset) == (2, 0)
+    assert struct.unpack_from("<IIqq", data, offset + 32) == (2, 0, -4096, 4096)
+
+
+def test_round_trips_input_bounds_and_their_absence():
+    parsed = parse_blob(build_blob(XML, WEIGHTS, input_arguments=blob.InputArguments(4, (0, 1, 3)), input_bounds=BOUNDS))
+    assert (parsed.minor_version, parsed.input_bounds) == (4, BOUNDS)
+    assert parsed.input_arguments == blob.InputArguments(4, (0, 1, 3))
+    assert parse_blob(build_blob(XML, WEIGHTS)).input_bounds == ()
+
+
+@pytest.mark.parametrize("bound", [(0, 5, 5), (0, 6, 5), (-1, 0, 1), (0, -(2**63) - 1, 0), (0, 0, 2**63)])
+def test_an_input_bound_is_an_input_and_a_non_empty_range(bound):
+    with pytest.raises(ValueError, match="low < high"):
+        blob.InputBound(*bound)
+
+
+def test_input_bounds_are_written_in_input_order():
+    with pytest.raises(ValueError, match="increasing input order"):
+        build_blob(XML, WEIGHTS, input_bounds=(blob.InputBound(1, 0, 2), blob.InputBound(1, 0, 3)))
+
+
 def test_module_constants_match_the_specification():
     assert blob.MAGIC == b"EOVB"
-    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 3)
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 4)
     assert (blob.SECTION_INPUT_ARGUMENTS, blob.SECTION_NAMED_WEIGHTS, blob.FLAG_NAMED_WEIGHTS) == (6, 7, 1)
+    assert blob.SECTION_INPUT_BOUNDS == 8
     assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
     assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS, blob.SECTION_PRECOMPILED) == (1, 2, 3)
 

@@ -20,7 +20,8 @@ in place. On a 6-layer Llama this takes the attention of a decode step from abou
   stands for (the fused kernel is about twice as fast over it);
 - one input carrying the first position is named CACHE_POSITION_INPUT: the runtime library starts
   a new state (a new infer request) when a call's position is 0, ExecuTorch's way to begin a new
-  conversation, since OpenVINO's C API cannot reset state;
+  conversation, since OpenVINO's C API cannot reset state; its values are bounded by the context
+  (index_bounds), so a position past it is refused, as eager PyTorch refuses to write it;
 - the cache precision is kept as the model's (KV_CACHE_PRECISION in the IR's runtime options; the
   plugin's default is u8), so results stay those of the static form; a property set at load wins.
 A cache of any other form (or a model whose position input cannot be found) is left static.
@@ -33,6 +34,7 @@ from typing import List
 
 import numpy as np
 
+from .. import index_bounds
 from .graph_reading import constant_values, permutation, source
 
 logger = logging.getLogger(__name__)
@@ -206,6 +208,9 @@ def grow_caches(model) -> int:
         model.add_variables([variable])
         model.add_sinks([ops6.assign(grown, variable)])
     marked.output(0).get_tensor().set_names({CACHE_POSITION_INPUT})
+    # Past its context a grown cache keeps growing where the static one could not be written: the
+    # runtime refuses such a position, as eager PyTorch does.
+    index_bounds.bound_input(marked, 0, caches[0].shape[2])
     model.set_rt_info(str(caches[0].read.get_output_element_type(0).get_type_name()),
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()

@@ -36,6 +36,9 @@ constexpr uint32_t kGoldenInputArgumentsCrc = 0xdd3ef05a;
 constexpr uint32_t kNamedWeightsKind = static_cast<uint32_t>(SectionKind::kNamedWeights);
 // CRC-32 of the blob tests/python/test_blob_format.py pins as GOLDEN_NAMED_WEIGHTS_CRC.
 constexpr uint32_t kGoldenNamedWeightsCrc = 0x4f7ad705;
+constexpr uint32_t kInputBoundsKind = static_cast<uint32_t>(SectionKind::kInputBounds);
+// Pinned in tests/python/test_blob_format.py too (GOLDEN_INPUT_BOUNDS_CRC).
+constexpr uint32_t kGoldenInputBoundsCrc = 0x49cdeadf;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // ---- little-endian access to raw bytes ----
@@ -700,6 +703,63 @@ TEST_F(DelegateBlobTest, RefusesMalformedNamedWeightsSections) {
   EXPECT_TRUE(fails_with(with(0, {named(10, 3, "abc")}), "without the flag"));
   EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {}), "no named weights section"));
   EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 3, "abc")}, true), "also names weights"));
+}
+
+// Pinned in tests/python/test_blob_format.py too: both writers lay out input bounds alike.
+TEST_F(DelegateBlobTest, BuildsTheGoldenInputBoundsBytesSharedWithThePythonWriter) {
+  const std::vector<uint8_t> blob =
+      build("<net/>", {1, 2, 3}, {}, std::nullopt, std::nullopt, {{0, 0, 96}, {2, -4096, 4096}});
+  EXPECT_EQ(blob.size(), 312u);
+  EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenInputBoundsCrc);
+}
+
+TEST_F(DelegateBlobTest, RoundTripsInputBoundsAndTheirAbsence) {
+  ParseResult with = parse_bytes(build(xml_, weights_, {}, InputArguments{4, {0, 1, 3}}, std::nullopt,
+                                       {{0, 0, 96}, {2, INT64_MIN, INT64_MAX}}));
+  ASSERT_TRUE(succeeds(with));
+  EXPECT_EQ(with.blob->minor_version, 4);
+  ASSERT_EQ(with.blob->input_bounds.size(), 2u);
+  EXPECT_EQ(with.blob->input_bounds[0].input, 0u);
+  EXPECT_EQ(with.blob->input_bounds[0].low, 0);
+  EXPECT_EQ(with.blob->input_bounds[0].high, 96);
+  EXPECT_EQ(with.blob->input_bounds[1].input, 2u);
+  EXPECT_EQ(with.blob->input_bounds[1].low, INT64_MIN);
+  EXPECT_EQ(with.blob->input_bounds[1].high, INT64_MAX);
+  EXPECT_TRUE(with.blob->input_arguments.has_value());
+  EXPECT_TRUE(parse_bytes(build(xml_, weights_)).blob->input_bounds.empty());
+}
+
+TEST_F(DelegateBlobTest, RefusesMalformedInputBoundsSections) {
+  struct Bound {
+    uint32_t input;
+    int64_t low, high;
+  };
+  auto bounds = [](uint32_t count, const std::vector<Bound>& entries) {
+    std::vector<uint8_t> p(8 + 24 * entries.size(), 0);
+    put(p, 0, count, 4);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      put(p, 8 + 24 * i, entries[i].input, 4);
+      put(p, 16 + 24 * i, static_cast<uint64_t>(entries[i].low), 8);
+      put(p, 24 + 24 * i, static_cast<uint64_t>(entries[i].high), 8);
+    }
+    return p;
+  };
+  const uint64_t after_xml = (128 + xml_.size() + 63) / 64 * 64;
+  auto with = [&](const std::vector<std::vector<uint8_t>>& payloads) {
+    Layout layout{1, 4, 0, {Section{kXmlKind, 128, bytes_of(xml_)}}};
+    uint64_t offset = after_xml;
+    for (const std::vector<uint8_t>& payload : payloads) {
+      layout.sections.push_back(Section{kInputBoundsKind, offset, payload});
+      offset += 128;
+    }
+    return parse_bytes(serialise(layout));
+  };
+  EXPECT_TRUE(succeeds(with({bounds(2, {{0, 0, 5}, {3, -1, 1}})})));
+  EXPECT_TRUE(fails_with(with({{1, 0, 0}}), "not a count and a list of 24-byte bounds"));
+  EXPECT_TRUE(fails_with(with({bounds(3, {{0, 0, 5}, {3, -1, 1}})}), "declares 3 bounds but holds 2"));
+  EXPECT_TRUE(fails_with(with({bounds(2, {{3, 0, 5}, {3, -1, 1}})}), "bounds input 3 after input 3"));
+  EXPECT_TRUE(fails_with(with({bounds(1, {{0, 5, 5}})}), "to an empty range [5, 5)"));
+  EXPECT_TRUE(fails_with(with({bounds(1, {{0, 0, 5}}), bounds(1, {{1, 0, 5}})}), "more than one input bounds section"));
 }
 
 TEST_F(DelegateBlobTest, RefusesMalformedPrecompiledSections) {
