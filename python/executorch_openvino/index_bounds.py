@@ -79,7 +79,7 @@ def _indexed_dimension(node):
         # Gather counts negative indices from the end, as PyTorch's indexing does.
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(2).get_source_output()))
         return None if size is None else (node.input(1).get_source_output(), -size, size)
-    if kind == "ScatterUpdate":
+    if kind == "ScatterUpdate":  # no negative index (OpenVINO's CPU plugin refuses one)
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(3).get_source_output()))
         return None if size is None else (node.input(1).get_source_output(), 0, size)
     if kind == "ScatterNDUpdate":
@@ -88,8 +88,9 @@ def _indexed_dimension(node):
         if shape.rank.is_dynamic or shape[shape.rank.get_length() - 1].is_dynamic or \
                 shape[shape.rank.get_length() - 1].get_length() != 1:
             return None  # only rows of the first dimension: each index is one coordinate
+        # Negative rows count from the end, as index_put's do.
         size = _static_size(node.input(0).get_source_output(), 0)
-        return None if size is None else (indices, 0, size)
+        return None if size is None else (indices, -size, size)
     return None
 
 
