@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 
 #include <executorch/runtime/core/freeable_buffer.h>
 #include <executorch/runtime/core/named_data_map.h>
