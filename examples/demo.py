@@ -29,8 +29,8 @@ import executorch_openvino  # noqa: E402  (its library joins ExecuTorch's runtim
 from executorch.exir import to_edge_transform_and_lower  # noqa: E402
 from executorch.exir.lowered_backend_module import LoweredBackendModule  # noqa: E402
 from executorch.runtime import Runtime  # noqa: E402
-from executorch_openvino import compile_specs  # noqa: E402
-from executorch_openvino.blob import parse_blob  # noqa: E402
+from executorch_openvino.container import compile_specs  # noqa: E402
+from executorch_openvino.container.blob import parse_blob  # noqa: E402
 from models import resnet18  # noqa: E402
 
 RUNS = int(os.environ.get("DEMO_RUNS", "30"))

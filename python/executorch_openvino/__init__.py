@@ -15,13 +15,17 @@ environment is left as it is.
 
 from __future__ import annotations
 
-from . import errors, library
+from . import _moved
 from .backend_id import BACKEND_ID
-from .info import info
-from .options import OptionError, compiled_models, get_options, reset_options, set_options
+from .runtime import errors as _errors
+from .runtime import library as _library
+from .runtime.errors import DelegateError
+from .runtime.info import info
+from .runtime.options import OptionError, compiled_models, get_options, reset_options, set_options
 
-library.load_after_executorch()
-errors.install_after_executorch_runtime()
+_library.load_after_executorch()
+_errors.install_after_executorch_runtime()
+_moved.install()
 
 
 def __getattr__(name):
@@ -34,6 +38,8 @@ def __getattr__(name):
         from .preprocess import ExecutorchOpenvinoBackend
 
         return ExecutorchOpenvinoBackend
+    if f"{__name__}.{name}" in _moved.MOVED:
+        return _moved.moved_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 
@@ -47,4 +53,5 @@ __all__ = [
     "reset_options",
     "compiled_models",
     "OptionError",
+    "DelegateError",
 ]

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import logging
-import operator
 from typing import Any, Iterable, Mapping, Optional
 
 import torch
 
 from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
-from executorch.exir.backend.utils import tag_constant_data
 from torch.export import ExportedProgram
-from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
-from . import compile_specs, named_weights, recurrent, repeated_work, scalar_boundaries
+from . import partition
 from .backend_id import BACKEND_ID
-from .llm import attention, stateful
-from .op_support import NodeSupport, OpSpec
+from .container import compile_specs
+from .partition import NodeSupport, OpSpec, Partitioning
+from .partition.equal_values import fingerprints
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
 
 logger = logging.getLogger(__name__)
@@ -40,14 +38,14 @@ class OpenvinoPartitioner(Partitioner):
     skip_nodes:      names of graph nodes never delegated.
     stateful:        buffers the program mutates inside a partition (an LLM's KV caches) live in
                      OpenVINO as state: ExecuTorch neither passes them in nor copies them back
-                     (llm/stateful.py). False keeps them ExecuTorch's.
+                     (ir_passes/state.py). False keeps them ExecuTorch's.
     grow_caches:     such caches written by index are rewritten to grow with the conversation, the
-                     form OpenVINO's CPU plugin runs as one fused attention kernel (llm/grown_cache.py);
+                     form OpenVINO's CPU plugin runs as one fused attention kernel (ir_passes/grown_cache.py);
                      calls must then continue the conversation or start at position 0. False keeps
                      them static (any position, e.g. rewinding for speculative decoding; slower).
     external_weights: a file name tag (e.g. "model"): the delegated weights go to ExecuTorch's named
                      data for that file instead of the .pte; `program.write_tensor_data_to_file(folder)`
-                     writes `<tag>.ptd`, which the program then loads with (named_weights.py). Constants
+                     writes `<tag>.ptd`, which the program then loads with (container/named_weights.py). Constants
                      already tagged by ExecuTorch's external_constants_pass keep their tag.
     """
 
@@ -74,11 +72,11 @@ class OpenvinoPartitioner(Partitioner):
         self.external_weights = external_weights
         self.last_support: Optional[NodeSupport] = None
         self.consumed_buffers: dict = {}  # buffer name -> partition tag, of the last partition() call
-        self._buffer_fingerprints: dict = {}  # buffer name -> repeated_work.Fingerprint, or None
+        self._buffer_fingerprints: dict = {}  # buffer name -> equal_values.Fingerprint, or None
 
     def ops_to_not_decompose(self, exported_program: ExportedProgram):
         """Operators outside core ATen that the delegate takes and that to_edge must therefore let
-        through: the bit shift NNCF unpacks its int4 weights with (low_bit_weights.py), where it
+        through: the bit shift NNCF unpacks its int4 weights with (ir_passes/low_bit_weights.py), where it
         reads a stored weight."""
         signature = exported_program.graph_signature
         stored = set(signature.inputs_to_parameters) | set(signature.inputs_to_buffers) | set(
@@ -91,43 +89,23 @@ class OpenvinoPartitioner(Partitioner):
         return [torch.ops.aten.bitwise_right_shift.Tensor_Scalar], reads_stored_weight
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
-        """Keeps whole through to_edge what this delegate takes whole: recurrent layers
-        (recurrent.py; their decomposition is what makes lowering an LSTM slow) and attention
-        (llm/attention.py; OpenVINO runs it as one kernel)."""
-        support = NodeSupport(self.skip_ops, self.skip_nodes)
-        # Read while the buffers still hold values (see repeated_work.equal_buffers); a name seen
-        # with other values in another method is unknown.
-        for name, fingerprint in repeated_work.fingerprints(exported_program).items():
+        """Keeps whole through to_edge what this delegate takes whole: recurrent layers and attention
+        (partition/kept_whole.py)."""
+        # Read while the buffers still hold values (see partition/equal_values.equal_buffers); a name
+        # seen with other values in another method is unknown.
+        for name, fingerprint in fingerprints(exported_program).items():
             earlier = self._buffer_fingerprints.setdefault(name, fingerprint)
             if earlier != fingerprint:
                 self._buffer_fingerprints[name] = None
-        recurrent.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
-        return attention.keep_whole(exported_program, support.reason_to_refuse, support.skips_op)
+        return partition.keep_whole(exported_program, NodeSupport(self.skip_ops, self.skip_nodes))
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
-        support = NodeSupport(self.skip_ops, self.skip_nodes)
-        partitions = CapabilityBasedPartitioner(
-            exported_program.graph_module, support, allows_single_node_partition=True
-        ).propose_partitions()
-
-        tags = {}
-        for partition in partitions:
-            # A partition of nothing but getitem nodes has no work to delegate.
-            if all(node.target is operator.getitem for node in partition.nodes):
-                continue
-            tag = f"executorch_openvino_{partition.id}"
-            for node in partition.nodes:
-                node.meta["delegation_tag"] = tag
-            tags[tag] = self.delegation_spec
-        graph = exported_program.graph
-        scalar_boundaries.untag_scalar_outputs(graph)
-        for tag in scalar_boundaries.untag_scalar_feeders(graph):
-            tags.pop(tag, None)
-        self.consumed_buffers = stateful.consume_mutated_buffers(exported_program) if self.stateful else {}
-        tag_constant_data(exported_program)
-        if self.external_weights is not None:
-            named_weights.tag_delegated_constants(exported_program, set(tags), self.external_weights)
-        repeated_work.mark_equal_values(exported_program, self._buffer_fingerprints)  # once the tags are final
-        self.last_support = support
-        logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(tags), len(support.refusals))
-        return PartitionResult(tagged_exported_program=exported_program, partition_tags=tags)
+        partitioning = partition.run(Partitioning(
+            exported_program, NodeSupport(self.skip_ops, self.skip_nodes), self.delegation_spec,
+            stateful=self.stateful, external_weights=self.external_weights,
+            buffer_fingerprints=self._buffer_fingerprints))
+        self.consumed_buffers = partitioning.consumed_buffers
+        self.last_support = partitioning.support
+        logger.info("executorch_openvino: %d partition(s), %d node(s) refused", len(partitioning.tags),
+                    len(partitioning.support.refusals))
+        return PartitionResult(tagged_exported_program=exported_program, partition_tags=partitioning.tags)

@@ -19,7 +19,7 @@ using executorch::runtime::Span;
 
 namespace {
 
-// Named by python/executorch_openvino/llm/grown_cache.py ("!" sorts first: OpenVINO reports a port's
+// Named by python/executorch_openvino/ir_passes/grown_cache.py ("!" sorts first: OpenVINO reports a port's
 // first name in sort order).
 constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
 

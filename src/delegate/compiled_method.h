@@ -56,7 +56,7 @@ class CompiledMethod {
   // Outputs of dynamic shape are allocated by OpenVINO: resize ExecuTorch's tensor and copy.
   Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
   void record_layers(executorch::runtime::EventTracer* tracer, et_timestamp_t start);
-  // Models whose KV caches grow with the conversation (python/executorch_openvino/llm/grown_cache.py)
+  // Models whose KV caches grow with the conversation (python/executorch_openvino/ir_passes/grown_cache.py)
   // name the input carrying the first position; position 0 starts a new conversation, and OpenVINO's
   // C API cannot reset state, so the method takes a new infer request (its state empty).
   Status explain_failed_inference(const Status& failed) const;

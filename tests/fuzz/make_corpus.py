@@ -26,7 +26,7 @@ import openvino.opset13 as ops
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "python"))
-from executorch_openvino import blob  # noqa: E402
+from executorch_openvino.container import blob  # noqa: E402
 
 # The IR cases the C++ backend tests run; constant_in_place is left out for its 16 KB of weights.
 _spec = importlib.util.spec_from_file_location("make_ir_cases", REPO / "tests" / "fixtures" / "make_ir_cases.py")

@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
+# The shared helpers (lowering.py, llm_models.py, ...) for tests in the folders below.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +38,7 @@ def clean_options(monkeypatch):
     """No run-time option from the environment or set_options, before and after the test."""
     import executorch_openvino
 
-    for key in executorch_openvino.library.load().option_keys():
+    for key in executorch_openvino.runtime.library.load().option_keys():
         monkeypatch.delenv("EXECUTORCH_OPENVINO_" + key.upper(), raising=False)
     executorch_openvino.reset_options()
     yield

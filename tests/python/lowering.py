@@ -1,17 +1,21 @@
-"""Small helpers the Python tests share: a small network, lowering to a .pte in memory, loading
-its forward method, and what a lowered graph delegated."""
+"""Small helpers the Python tests share: a small network, lowering to a .pte in memory or in a folder,
+loading its forward method, what a lowered graph delegated, and comparing outputs with eager PyTorch."""
 
 from __future__ import annotations
 
 import operator
-from typing import List
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Sequence
 
 import torch
 from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
+from torch import nn
 
 import executorch_openvino
-from executorch_openvino.op_support import op_name
+from executorch_openvino.fx_graph import op_name
+from zoo_models import GLOBAL_REL_TOL
 
 DELEGATE_CALL = torch.ops.higher_order.executorch_call_delegate
 
@@ -68,8 +72,75 @@ def blob_ir(processed: bytes):
     import numpy as np
     import openvino as ov
 
-    from executorch_openvino.blob import parse_blob
+    from executorch_openvino.container.blob import parse_blob
 
     blob = parse_blob(processed)
     weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
     return ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
+
+
+@dataclass
+class Lowered:
+    backend_ids: List[str]  # of every delegate call, in graph order
+    outside_ops: List[str]  # operators left on ExecuTorch's own kernels
+    refusals: Dict[str, str]  # the partitioner's reasons for the operator nodes it refused
+    pte: Path
+    method: object  # executorch.runtime.Method
+    program: object  # kept alive with its method
+
+    def run(self, inputs: Sequence) -> List:
+        return list(self.method.execute(list(inputs)))
+
+
+def lower_and_load(model: nn.Module, inputs: tuple, folder: Path, name: str = "model", compile_config=None,
+                   **partitioner_args) -> Lowered:
+    """`model` exported with `inputs`, lowered with OpenvinoPartitioner(**partitioner_args), written to
+    folder/name.pte and its forward method loaded, with what the lowered graph delegated."""
+    exported = torch.export.export(model, inputs)
+    partitioner = executorch_openvino.OpenvinoPartitioner(**partitioner_args)
+    edge = to_edge_transform_and_lower(exported, partitioner=[partitioner], compile_config=compile_config)
+    # Read before to_executorch(), which rewrites this graph in place (out variants, allocations).
+    graph_module = edge.exported_program().graph_module
+    backend_ids = [getattr(graph_module, call.args[0].target).backend_id for call in delegate_calls(graph_module.graph)]
+    outside = outside_ops(graph_module.graph)
+    refusals = {node: why for node, why in partitioner.last_support.refusals.items() if why != "not a call"}
+    path = folder / f"{name}.pte"
+    path.write_bytes(edge.to_executorch().buffer)
+    program = Runtime.get().load_program(str(path))
+    return Lowered(backend_ids, outside, refusals, path, program.load_method("forward"), program)
+
+
+def flatten(value) -> List:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in flatten(item)]
+    return [value]
+
+
+def eager(model: nn.Module, inputs: Sequence) -> List[torch.Tensor]:
+    with torch.no_grad():
+        return flatten(model(*inputs))
+
+
+def assert_matches(outputs: Sequence, expected: Sequence, rel_tol: float = GLOBAL_REL_TOL) -> None:
+    """fp outputs within rel_tol * max(1, max |expected|); integer and bool outputs exactly."""
+    assert len(outputs) == len(expected), f"{len(outputs)} outputs, eager has {len(expected)}"
+    for i, (out, ref) in enumerate(zip(outputs, expected)):
+        assert isinstance(out, torch.Tensor), f"output {i}: {type(out).__name__}, expected a tensor"
+        assert out.dtype == ref.dtype, f"output {i}: dtype {out.dtype}, eager {ref.dtype}"
+        assert out.shape == ref.shape, f"output {i}: shape {tuple(out.shape)}, eager {tuple(ref.shape)}"
+        if ref.is_floating_point():
+            scale = max(1.0, ref.abs().max().item())
+            error = (out - ref).abs().max().item()
+            assert error <= rel_tol * scale, (
+                f"output {i}: max |difference| {error:.3g} > {rel_tol:g} x output scale {scale:.3g}"
+            )
+        else:
+            assert torch.equal(out, ref), f"output {i} ({ref.dtype}) differs from eager"
+
+
+def other_values(inputs: tuple) -> tuple:
+    """The same inputs with their elements rotated: new values, still valid (token ids stay ids),
+    same shapes and dtypes; Python scalars unchanged (torch.export specialised them)."""
+    return tuple(
+        torch.roll(x.flatten(), 1).reshape(x.shape) if isinstance(x, torch.Tensor) else x for x in inputs
+    )

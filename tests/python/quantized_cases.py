@@ -24,8 +24,8 @@ from torch import nn
 
 import executorch_openvino
 from executorch.exir import to_edge_transform_and_lower
-from executorch_openvino import compile_specs
-from executorch_openvino.blob import parse_blob
+from executorch_openvino.container import compile_specs
+from executorch_openvino.container.blob import parse_blob
 from executorch_openvino.quantization import compress_weights_int8, quantize_pt2e
 from lowering import delegate_calls, outside_ops
 

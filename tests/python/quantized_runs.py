@@ -80,7 +80,7 @@ def run_cases_elsewhere(folder: Path, library: Path, prefix: Sequence[str] = (),
 
 def read_results(folder: Path):
     """(the CpuReport measured there, name -> (ours, native) outputs, the int8 probe's ratio by weight)."""
-    from executorch_openvino.cpu_capabilities import CpuReport
+    from executorch_openvino.runtime.cpu_capabilities import CpuReport
 
     report = json.loads((folder / "cpu.json").read_text())
     report = CpuReport(**{k: tuple(v) if isinstance(v, list) else v for k, v in report.items()})

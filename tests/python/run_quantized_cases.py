@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import executorch_openvino  # noqa: E402,F401  (loads the delegate into ExecuTorch's runtime)
-from executorch_openvino import cpu_capabilities  # noqa: E402
+from executorch_openvino.runtime import cpu_capabilities  # noqa: E402
 from quantized_runs import run_native, run_ours  # noqa: E402
 
 

@@ -14,7 +14,9 @@ import pytest
 
 import executorch_openvino
 from executorch_openvino import cli
-from executorch_openvino.cli import _bench_backends, _bench_report, _bench_rounds
+from executorch_openvino.cli.bench import backends as _bench_backends
+from executorch_openvino.cli.bench import report as _bench_report
+from executorch_openvino.cli.bench import rounds as _bench_rounds
 
 # The factory bench's --model imports (a file, as a user's would be): the tests' SmallNet.
 MODELS = textwrap.dedent(

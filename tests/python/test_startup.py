@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import executorch_openvino
-from executorch_openvino import after_import
+from executorch_openvino.runtime import after_import
 from executorch_openvino.cli import _third_party_noise
 
 PACKAGE = str(Path(executorch_openvino.__file__).resolve().parents[1])
@@ -69,11 +69,11 @@ def test_importing_the_package_imports_nothing_heavy_and_the_library_follows_exe
         "import json, sys\n"
         "import executorch_openvino\n"
         "before = sorted({n.split('.')[0] for n in sys.modules} & set(sys.argv[1:]))\n"
-        "loaded_before = executorch_openvino.library.loaded() is not None\n"
+        "loaded_before = executorch_openvino.runtime.library.loaded() is not None\n"
         "from executorch.runtime import Runtime\n"
         "print(json.dumps({'before': before, 'loaded_before': loaded_before,\n"
         "  'registered': executorch_openvino.BACKEND_ID in Runtime.get().backend_registry.registered_backend_names,\n"
-        "  'waiting': executorch_openvino.after_import.waiting_for()}))\n"
+        "  'waiting': executorch_openvino.runtime.after_import.waiting_for()}))\n"
     )
     done = _python("-c", probe, *HEAVY)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -88,14 +88,14 @@ def test_importing_executorchs_llm_runner_alone_loads_the_library_too():
         "import json\n"
         "import executorch_openvino\n"
         "import executorch.extension.llm.runner\n"
-        "print(json.dumps({'loaded': executorch_openvino.library.loaded() is not None,\n"
-        "  'waiting': executorch_openvino.after_import.waiting_for()}))\n"
+        "print(json.dumps({'loaded': executorch_openvino.runtime.library.loaded() is not None,\n"
+        "  'waiting': executorch_openvino.runtime.after_import.waiting_for()}))\n"
     )
     done = _python("-c", probe)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["loaded"]
-    library = executorch_openvino.library
+    library = executorch_openvino.runtime.library
     assert not {library.EXECUTORCH_BINDINGS, library.EXECUTORCH_LLM_RUNNER} & set(report["waiting"]), report
 
 

@@ -1,4 +1,4 @@
-"""A zoo of small, realistic models for the lowering tests (tests/python/test_lowering_zoo.py).
+"""A zoo of small, realistic models for the lowering tests (tests/python/models/test_lowering_zoo.py).
 
 Every entry has random weights (seeded) and sizes small enough that the whole zoo exports, lowers,
 runs and compares in well under two minutes on two cores. An entry holds:
@@ -306,7 +306,7 @@ class SoftmaxClassifier(nn.Module):
 # ---------------------------------------------------------------------------------------------
 # The zoo
 
-# Reported bug (python/executorch_openvino/op_support.py + preprocess.py): to_edge turns aten.clone
+# Reported bug (partition/op_support.py + preprocess.py): to_edge turns aten.clone
 # and aten._to_copy into ExecuTorch's dim_order_ops._clone_dim_order / _to_dim_order_copy, which
 # OpenVINO's PyTorch frontend does not know, so the partitioner refuses them ("Model wasn't fully
 # converted") and splits the graph around them. With contiguous dim orders they are aten.clone /

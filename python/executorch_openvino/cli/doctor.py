@@ -5,7 +5,6 @@ Exit status 0 when every check that was not skipped is OK, 1 otherwise.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import sys
@@ -126,7 +125,7 @@ def _check_executorch() -> Result:
 def _check_cpu() -> Result:
     """What OpenVINO's CPU plugin does here with int8 (measured by a probe model)."""
     try:
-        from executorch_openvino import cpu_capabilities
+        from executorch_openvino.runtime import cpu_capabilities
 
         report = cpu_capabilities.describe()
     except Exception as error:  # the openvino Python package is optional for running programs
@@ -143,19 +142,19 @@ def _check_cpu() -> Result:
 
 def _runtime_origin() -> str:
     """Where the path of the OpenVINO runtime came from (the library takes OPENVINO_LIB_PATH when set)."""
-    from executorch_openvino import openvino_runtime
+    from executorch_openvino.runtime import openvino_discovery
 
-    value = os.environ.get(openvino_runtime.LIB_PATH_VARIABLE)
+    value = os.environ.get(openvino_discovery.LIB_PATH_VARIABLE)
     if not value:
         return " (found in the openvino package by executorch-openvino)"
-    if value == openvino_runtime.executorch_auto_path():
-        return f" ({openvino_runtime.LIB_PATH_VARIABLE}, the value ExecuTorch's bindings give it when it is unset)"
-    return f" ({openvino_runtime.LIB_PATH_VARIABLE})"
+    if value == openvino_discovery.executorch_auto_path():
+        return f" ({openvino_discovery.LIB_PATH_VARIABLE}, the value ExecuTorch's bindings give it when it is unset)"
+    return f" ({openvino_discovery.LIB_PATH_VARIABLE})"
 
 
 def collect(skip=()) -> List[Result]:
     import executorch_openvino
-    from executorch_openvino import library, openvino_runtime
+    from executorch_openvino.runtime import library, openvino_discovery
 
     results = [_check_executorch()]
     try:
@@ -172,7 +171,7 @@ def collect(skip=()) -> List[Result]:
         results.append(Result("openvino", False, "not checked: the delegate library, which opens the runtime, "
                               "did not load", "fix the delegate library line first"))
     elif found.openvino_error or not found.openvino_version:
-        problem, fix = _one_line(found.openvino_error or "the OpenVINO runtime did not load", f"set {openvino_runtime.LIB_PATH_VARIABLE} to libopenvino_c.so "
+        problem, fix = _one_line(found.openvino_error or "the OpenVINO runtime did not load", f"set {openvino_discovery.LIB_PATH_VARIABLE} to libopenvino_c.so "
                                  "or its folder, or pip install openvino")
         if found.openvino_runtime_path and found.openvino_runtime_path not in problem:
             problem = f"{found.openvino_runtime_path}: {problem}"

@@ -79,7 +79,7 @@ def delegation_summary(edge_manager, backend_id: str) -> Tuple[int, int, int]:
 
 def refusal_lines(edge_manager, refusals: Dict[str, str]) -> List[str]:
     """The reasons operators stayed outside, one line per (operator, reason) with a count."""
-    from executorch_openvino.op_support import op_name
+    from executorch_openvino.fx_graph import op_name
 
     graph_module = edge_manager.exported_program().graph_module
     targets = {node.name: node.target for node in graph_module.graph.nodes if node.op == "call_function"}

@@ -5,7 +5,7 @@
 // rule it is about instead of stopping at a checksum.
 //
 // Cross-language agreement (a blob from the Python writer) is covered by
-// tests/python/test_blob_format.py, which checks the Python output against the same layout.
+// tests/python/container/test_blob_format.py, which checks the Python output against the same layout.
 #include "blob/delegate_blob.h"
 
 #include <gtest/gtest.h>
@@ -28,16 +28,16 @@ namespace {
 constexpr uint32_t kXmlKind = static_cast<uint32_t>(SectionKind::kIrXml);
 constexpr uint32_t kWeightsKind = static_cast<uint32_t>(SectionKind::kIrWeights);
 constexpr uint32_t kPrecompiledKind = static_cast<uint32_t>(SectionKind::kPrecompiled);
-// CRC-32 of the 392-byte blob tests/python/test_blob_format.py pins as GOLDEN_PRECOMPILED_HEX.
+// CRC-32 of the 392-byte blob tests/python/container/test_blob_format.py pins as GOLDEN_PRECOMPILED_HEX.
 constexpr uint32_t kGoldenPrecompiledCrc = 0x03e5567e;
 constexpr uint32_t kInputArgumentsKind = static_cast<uint32_t>(SectionKind::kInputArguments);
-// CRC-32 of the 276-byte blob tests/python/test_blob_format.py pins as GOLDEN_INPUT_ARGUMENTS_CRC.
+// CRC-32 of the 276-byte blob tests/python/container/test_blob_format.py pins as GOLDEN_INPUT_ARGUMENTS_CRC.
 constexpr uint32_t kGoldenInputArgumentsCrc = 0xdd3ef05a;
 constexpr uint32_t kNamedWeightsKind = static_cast<uint32_t>(SectionKind::kNamedWeights);
-// CRC-32 of the blob tests/python/test_blob_format.py pins as GOLDEN_NAMED_WEIGHTS_CRC.
+// CRC-32 of the blob tests/python/container/test_blob_format.py pins as GOLDEN_NAMED_WEIGHTS_CRC.
 constexpr uint32_t kGoldenNamedWeightsCrc = 0x4f7ad705;
 constexpr uint32_t kInputBoundsKind = static_cast<uint32_t>(SectionKind::kInputBounds);
-// Pinned in tests/python/test_blob_format.py too (GOLDEN_INPUT_BOUNDS_CRC).
+// Pinned in tests/python/container/test_blob_format.py too (GOLDEN_INPUT_BOUNDS_CRC).
 constexpr uint32_t kGoldenInputBoundsCrc = 0x49cdeadf;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
@@ -233,7 +233,7 @@ TEST_F(DelegateBlobTest, WritesTheDocumentedHeader) {
   EXPECT_EQ(blob_.size(), payload_offset(1) + weights_.size());
 }
 
-// The same bytes are pinned in tests/python/test_blob_format.py for the Python writer, so the two
+// The same bytes are pinned in tests/python/container/test_blob_format.py for the Python writer, so the two
 // writers agree byte for byte (a change here must be made there too, and is a format change).
 TEST_F(DelegateBlobTest, BuildsTheGoldenBytesSharedWithThePythonWriter) {
   const std::string golden_hex =
@@ -595,7 +595,7 @@ TEST_F(DelegateBlobTest, RoundTripsPrecompiledModels) {
   EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
 }
 
-// Pinned in tests/python/test_blob_format.py too: both writers lay out precompiled models alike.
+// Pinned in tests/python/container/test_blob_format.py too: both writers lay out precompiled models alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenPrecompiledBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob =
       build("<net/>", {1, 2, 3},
@@ -604,7 +604,7 @@ TEST_F(DelegateBlobTest, BuildsTheGoldenPrecompiledBytesSharedWithThePythonWrite
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenPrecompiledCrc) << "size " << blob.size();
 }
 
-// Pinned in tests/python/test_blob_format.py too: both writers lay out input arguments alike.
+// Pinned in tests/python/container/test_blob_format.py too: both writers lay out input arguments alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenInputArgumentsBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob = build("<net/>", {1, 2, 3}, {}, InputArguments{5, {0, 2, 4}});
   EXPECT_EQ(blob.size(), 276u);
@@ -649,7 +649,7 @@ TEST_F(DelegateBlobTest, RefusesMalformedInputArgumentsSections) {
   EXPECT_TRUE(fails_with(with_payloads({{3, 1, 0}, {3, 1, 1}}), "more than one input arguments section"));
 }
 
-// Pinned in tests/python/test_blob_format.py too: both writers lay out named weights alike.
+// Pinned in tests/python/container/test_blob_format.py too: both writers lay out named weights alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenNamedWeightsBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob = build("<net/>", {}, {}, std::nullopt, NamedWeights{"weights.k", 3, 0x55bc801d});
   EXPECT_EQ(blob.size(), 217u);
@@ -705,7 +705,7 @@ TEST_F(DelegateBlobTest, RefusesMalformedNamedWeightsSections) {
   EXPECT_TRUE(fails_with(with(kFlagNamedWeights, {named(10, 3, "abc")}, true), "also names weights"));
 }
 
-// Pinned in tests/python/test_blob_format.py too: both writers lay out input bounds alike.
+// Pinned in tests/python/container/test_blob_format.py too: both writers lay out input bounds alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenInputBoundsBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob =
       build("<net/>", {1, 2, 3}, {}, std::nullopt, std::nullopt, {{0, 0, 96}, {2, -4096, 4096}});

@@ -256,7 +256,7 @@ TEST(BackendInputArgumentsTest, AMapThatDoesNotFitTheIrIsAnInvalidBlob) {
 }
 
 // ExecuTorch's named data as a .ptd file's map serves it: bytes under keys, freed when the delegate
-// is done with them (ExecuTorch's FlatTensorDataMap behind a real .ptd: tests/python/test_named_weights.py).
+// is done with them (ExecuTorch's FlatTensorDataMap behind a real .ptd: tests/python/container/test_named_weights.py).
 class KeyedData final : public executorch::runtime::NamedDataMap {
  public:
   KeyedData(std::string key, std::vector<uint8_t> bytes) : key_(std::move(key)), bytes_(std::move(bytes)) {}

@@ -1,0 +1,248 @@
+"""`bench model.pte`: the .pte through executorch.runtime against native OpenVINO on the same IR
+(and, given the model, XNNPACK and eager PyTorch), timed in interleaved rounds, every backend's
+outputs checked against eager PyTorch (without the model: against executorch_openvino's).
+
+Latency mode (the default) makes one call at a time; throughput mode keeps several requests in
+flight with OpenVINO's THROUGHPUT hint, as OpenVINO's benchmark_app does. Run-time options
+(--option) apply to ours; native OpenVINO compiles with the properties ours' compiled model then
+reports, so both run the same configuration. Results: a Markdown table, and --json/--csv/--plot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from . import backends
+from .._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, positive, say,
+                      step, usage_error)
+from ..run import add_data_argument, add_option_argument, load_method_inputs
+
+# (report, rounds, xnnpack_cache and ../_third_party_noise are imported when bench
+# runs: --help and argument errors need none of them.)
+
+ALL_BACKENDS = (backends.OURS, backends.NATIVE, backends.XNNPACK, backends.EAGER)
+NEED_THE_MODEL = (backends.XNNPACK, backends.EAGER)
+NOT_CHOSEN = "not chosen (--backends)"
+
+
+def _backend_list(text: str) -> List[str]:
+    import argparse
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ALL_BACKENDS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose from {', '.join(ALL_BACKENDS)} (comma-separated)")
+    return names
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="time a .pte against native OpenVINO on the same IR (and XNNPACK and eager, given the model)",
+        description="Times a .pte's method through executorch.runtime, native OpenVINO running the same IR with "
+        "the same properties, and with --model the model lowered to XNNPACK and in eager PyTorch. The backends "
+        "take turns in interleaved rounds (each round starts with the next one), so the machine's load reaches "
+        "all alike; each row gives the ratio of the whole run and the range of the per-round ratios. Every "
+        "backend's outputs are compared with eager PyTorch's (without --model: with executorch_openvino's).",
+    )
+    parser.add_argument("pte", type=Path, metavar="MODEL.pte")
+    parser.add_argument("--method", default="forward", help="the method to time (default forward)")
+    add_data_argument(parser)
+    parser.add_argument("--input", action="append", metavar="FILE.npy",
+                        help="an input (repeat for each, in order); default: deterministic values")
+    parser.add_argument("--model", metavar="MODULE:FACTORY",
+                        help="the model the .pte came from: adds XNNPACK (lowered once, then cached) and eager "
+                        "PyTorch, and is the reference for the output check")
+    parser.add_argument("--backends", type=_backend_list, metavar="LIST",
+                        help=f"which to time, comma-separated: {', '.join(ALL_BACKENDS)} (default: all available)")
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--iterations", "-n", type=positive(int), default=50,
+                        help="timed calls per backend, over all rounds (default 50)")
+    amount.add_argument("-t", "--time", type=positive(float), metavar="SECONDS",
+                        help="time each backend for SECONDS over all rounds, instead of a number of calls")
+    parser.add_argument("--rounds", type=positive(int), default=5, help="interleaved rounds (default 5)")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls per backend first (default 5)")
+    parser.add_argument("--mode", choices=("latency", "throughput"), default="latency",
+                        help="latency: one call at a time (default); throughput: several requests in flight, "
+                        "with performance_hint=THROUGHPUT unless --option sets it")
+    parser.add_argument("--requests", type=positive(int),
+                        help="throughput mode: requests in flight per backend (default: the streams OpenVINO chose)")
+    parser.add_argument("--streams", type=option_pair_value("num_streams"), metavar="N",
+                        help="the same as --option num_streams=N (OpenVINO's streams: parallel inferences)")
+    add_option_argument(parser)
+    parser.add_argument("--xnnpack-cache", type=Path, metavar="DIR",
+                        help="where the XNNPACK program is kept (default $XDG_CACHE_HOME/executorch_openvino/bench, "
+                        "else ~/.cache/executorch_openvino/bench)")
+    parser.add_argument("--no-xnnpack-cache", action="store_true", help="lower to XNNPACK every time")
+    parser.add_argument("--json", type=Path, metavar="FILE.json", help="also write every figure as JSON")
+    parser.add_argument("--csv", type=Path, metavar="FILE.csv", help="also write one row per backend as CSV")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw a bar chart (needs matplotlib)")
+    parser.set_defaults(func=main)
+
+
+def option_pair_value(key: str):
+    """argparse type for a flag that is a shorthand of --option KEY=VALUE."""
+    def parse(text: str):
+        return option_pair(f"{key}={text}")
+
+    return parse
+
+
+def _options(args) -> list:
+    pairs = list(args.option)
+    keys = {key for key, _ in pairs}
+    if args.streams is not None:
+        if "num_streams" in keys:
+            raise usage_error("--streams and --option num_streams both given: use one")
+        pairs.append(args.streams)
+    if args.mode == "throughput" and "performance_hint" not in keys:
+        pairs.append(("performance_hint", "THROUGHPUT"))
+    return pairs
+
+
+def main(args) -> int:
+    if args.warmup < 0:
+        raise usage_error("--warmup must be at least 0")
+    if args.requests is not None and args.mode != "throughput":
+        raise usage_error("--requests applies to --mode throughput")
+    chosen_backends = args.backends or list(ALL_BACKENDS)
+    if args.backends and args.model is None and set(args.backends) & set(NEED_THE_MODEL):
+        raise usage_error("xnnpack and eager need --model MODULE:FACTORY (a .pte cannot be lowered again)")
+    with options_applied(_options(args)) as chosen:
+        return _bench(args, chosen, chosen_backends)
+
+
+def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
+    from .report import check_outputs, load_average, summarize, table
+    from .rounds import interleaved
+
+    throughput = args.mode == "throughput"
+    _, inputs, notes = load_method_inputs(args.pte, args.method, args.input, args.data)
+    rounds = args.rounds if args.time is not None else min(args.rounds, args.iterations)
+    amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} timed call(s)"
+    say(f"{args.pte}: method {args.method!r}; {args.mode} mode; {amount} per backend in {rounds} interleaved "
+        f"round(s), after {args.warmup} warm-up call(s)")
+    for note in notes:
+        say(f"  {note}")
+    if chosen:
+        say("  options: " + ", ".join(f"{key}={value}" for key, value in chosen.items()))
+
+    made: List[backends.Backend] = []
+    with step("loading the method through executorch.runtime (OpenVINO compiles it)"):
+        ours = backends.ours(args.pte, args.method, inputs, args.requests if throughput else 1, args.data)
+    made.append(ours)
+    if ours.properties:
+        say(f"  executorch_openvino model: {describe_model(ours.properties)}")
+    requests = ours.requests
+    if backends.NATIVE in chosen_backends:
+        with step("compiling the same IR with native OpenVINO"):
+            made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests,
+                                        throughput, args.data))
+    else:
+        made.append(backends.unavailable(backends.NATIVE, NOT_CHOSEN))
+
+    model = None
+    if args.model is None:
+        made += [backends.unavailable(key, "pass --model MODULE:FACTORY (a .pte cannot be lowered again)")
+                 for key in NEED_THE_MODEL]
+    else:
+        model, _, _ = model_from_factory(args.model)
+        made.append(_xnnpack(args, model, inputs, requests) if backends.XNNPACK in chosen_backends
+                    else backends.unavailable(backends.XNNPACK, NOT_CHOSEN))
+        made.append(backends.eager(model, inputs, requests))  # the outputs' reference even when not timed
+    for backend in made:
+        if backend.runner is not None and backend.key not in chosen_backends:  # ours and eager are made anyway
+            backend.runner, backend.note = None, NOT_CHOSEN
+    timed = {b.key: b.runner for b in made if b.runner is not None}
+
+    load_before = load_average()
+    started = time.time()
+    with step(f"timing {', '.join(timed)} in {rounds} interleaved round(s)"):
+        measured = interleaved(timed, rounds, calls=None if args.time is not None else args.iterations,
+                               seconds=args.time, warmup=args.warmup)
+    summaries = summarize(made, measured, throughput)
+
+    reference = backends.EAGER if model is not None else backends.OURS
+    outputs = {b.key: b.outputs() for b in made if b.outputs is not None and (b.key in timed or b.key == reference)}
+    check_outputs(summaries, outputs, reference)
+
+    say()
+    for line in table(summaries, throughput, reference):
+        say(line)
+    for summary in summaries:
+        if summary.note:
+            say(f"{summary.label}: {'' if summary.available else 'n/a: '}{summary.note}")
+        if summary.outputs_agree is False:
+            say(f"WARNING: {summary.label}'s outputs differ from {backends.LABELS[reference]}'s by "
+                f"{summary.max_abs_diff if summary.max_abs_diff is not None else 'their shapes'}: the rows do not "
+                "compute the same thing (a lower precision or a quantized model does this)")
+    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied); native OpenVINO reuses "
+        "its infer requests with their inputs set once. Per round: the range of the ratios taken within each round.")
+
+    settings = {
+        "tool": "executorch-openvino bench", "pte": str(args.pte), "method": args.method, "mode": args.mode,
+        "rounds": rounds, "iterations": None if args.time is not None else args.iterations, "seconds": args.time,
+        "warmup": args.warmup, "requests": requests, "options": chosen, "reference": reference,
+        "baseline": backends.NATIVE if any(s.backend == backends.NATIVE and s.available for s in summaries)
+        else backends.OURS,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
+        "load_average": {"before": load_before, "after": load_average()},
+        "versions": {name: _version(name) for name in ("executorch-openvino", "executorch", "torch", "openvino")},
+    }
+    _write(args, summaries, measured, settings, throughput)
+    return 0
+
+
+def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
+    from .._third_party_noise import native_stderr_filtered
+    from .xnnpack_cache import default_folder, xnnpack_program
+
+    folder: Optional[Path] = None if args.no_xnnpack_cache else (args.xnnpack_cache or default_folder())
+    try:
+        program, source = xnnpack_program(model, inputs, folder)
+    except ImportError as error:
+        return backends.unavailable(backends.XNNPACK, f"this ExecuTorch wheel has no XNNPACK partitioner ({error})")
+    except Exception as error:  # the model may not lower to XNNPACK: report it, time the rest
+        return backends.unavailable(backends.XNNPACK, f"lowering to XNNPACK failed: {type(error).__name__}: {error}")
+    say(f"  XNNPACK program: {source}")
+    # ExecuTorch's C++ runtime prints CPU-probing lines when XNNPACK's thread pool starts; -v keeps them.
+    quiet = contextlib.nullcontext() if getattr(args, "verbose", False) else native_stderr_filtered()
+    with quiet:
+        made = backends.xnnpack(program, args.method, inputs, requests)
+        if made.runner is not None:
+            made.runner.run(1, None)  # the thread pool starts at the first call
+    return made
+
+
+def _version(name: str) -> Optional[str]:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _write(args, summaries, measured, settings, throughput: bool) -> None:
+    from .report import document, plot, write_csv, write_json
+
+    try:
+        if args.json is not None:
+            write_json(args.json, document(summaries, measured, settings))
+            say(f"wrote {args.json}")
+        if args.csv is not None:
+            write_csv(args.csv, summaries)
+            say(f"wrote {args.csv}")
+        if args.plot is not None:
+            amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} calls"
+            title = f"{args.pte.name} ({args.method}), {args.mode}, {amount} per backend"
+            if plot(summaries, args.plot, title, throughput):
+                say(f"wrote {args.plot}")
+            else:
+                say(f"--plot: matplotlib is not installed, so {args.plot} was not drawn (pip install "
+                    "'executorch-openvino[plot]'); the table above has the numbers")
+    except OSError as error:
+        raise CliError(f"cannot write {error.filename or 'the results'}: {error}") from error

@@ -1,0 +1,243 @@
+"""bench's backends, each made ready to be timed: ours through executorch.runtime, native OpenVINO
+on the same IR with the properties ours compiled with, XNNPACK and eager PyTorch (given the model).
+
+Each one is a Backend: a Runner for rounds.py, a function returning the outputs of one call,
+and the OpenVINO properties it compiled with where it has any. In throughput mode every backend
+keeps `requests` calls in flight: ours and XNNPACK with one program per request (a program shares
+its memory arenas between its methods, so two calls of one program must not overlap), native
+OpenVINO with its AsyncInferQueue, eager PyTorch with one thread per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+from .rounds import ConcurrentRunner, Runner, SequentialRunner, Slice
+from .._common import loaded_models_since
+
+OURS, NATIVE, XNNPACK, EAGER = "ours", "native", "xnnpack", "eager"
+LABELS = {
+    OURS: "executorch_openvino (executorch.runtime)",
+    NATIVE: "native OpenVINO (same IR and properties)",
+    XNNPACK: "XNNPACK (executorch.runtime)",
+    EAGER: "PyTorch eager",
+}
+# What ours' compiled model reports (executorch_openvino.compiled_models()); native compiles with
+# the same values and reports them back under the same names.
+REPORTED_PROPERTIES = ("PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS", "INFERENCE_PRECISION_HINT",
+                       "PERF_COUNT")
+
+
+@dataclass
+class Backend:
+    key: str
+    runner: Optional[Runner] = None  # None: not available, `note` says why
+    outputs: Optional[Callable[[], Dict[int, object]]] = None  # method output index -> numpy array
+    properties: Dict[str, str] = field(default_factory=dict)
+    requests: int = 1
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.key]
+
+
+def unavailable(key: str, why: str) -> Backend:
+    return Backend(key, note=why)
+
+
+def _arrays(values: Sequence) -> Dict[int, object]:
+    import torch
+
+    from ..run import to_numpy
+
+    return {i: to_numpy(value) for i, value in enumerate(values) if isinstance(value, torch.Tensor)}
+
+
+def _runner(calls: List[Callable[[], object]]) -> Runner:
+    return SequentialRunner(calls[0]) if len(calls) == 1 else ConcurrentRunner(calls)
+
+
+# --- ours ----------------------------------------------------------------------------------------
+
+
+def ours(pte: Path, method: str, inputs: list, requests: Optional[int], data: Optional[Path] = None) -> Backend:
+    """The method loaded through executorch.runtime (with its data file, if any), once per request;
+    `requests` None takes as many as the compiled model has streams."""
+    import executorch_openvino
+    from executorch.runtime import Runtime
+
+    before = executorch_openvino.compiled_models()
+    methods = [Runtime.get().load_program(pte, data_path=data).load_method(method)]
+    models = loaded_models_since(before)
+    properties = dict(models[0]) if len(models) == 1 else {}
+    if requests is None:
+        streams = properties.get("NUM_STREAMS", "1")
+        requests = int(streams) if streams.isdigit() and int(streams) > 0 else 1
+    methods += [Runtime.get().load_program(pte, data_path=data).load_method(method) for _ in range(requests - 1)]
+    calls = [lambda m=m: m.execute(inputs) for m in methods]
+    return Backend(OURS, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), properties, requests)
+
+
+# --- native OpenVINO -----------------------------------------------------------------------------
+
+
+def single_partition(pte_bytes: bytes, method: str):
+    """(the delegate, its data, its call's arguments, the method's inputs, its outputs) when
+    `method` is exactly one executorch_openvino partition and nothing else; otherwise the reason."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch.exir.schema import DataLocation, DelegateCall, KernelCall
+
+    from executorch_openvino import BACKEND_ID
+
+    program = deserialize_pte_binary(pte_bytes).program
+    plan = next((p for p in program.execution_plan if p.name == method), None)
+    if plan is None:
+        return f"no execution plan named {method!r}"
+    instructions = [ins.instr_args for chain in plan.chains for ins in chain.instructions]
+    kernels = sum(isinstance(args, KernelCall) for args in instructions)
+    calls = [args for args in instructions if isinstance(args, DelegateCall)]
+    mine = [d for d in plan.delegates if d.id == BACKEND_ID]
+    if len(mine) != 1 or len(plan.delegates) != 1 or len(calls) != 1 or kernels:
+        others = len(plan.delegates) - len(mine)
+        return (f"the method has {len(mine)} executorch_openvino partition(s), {others} other delegate(s) and "
+                f"{kernels} operator call(s) on ExecuTorch's kernels; native OpenVINO is compared only when one "
+                "partition covers the whole method")
+    delegate = mine[0]
+    if delegate.processed.location != DataLocation.INLINE:
+        return "the delegate's data is not in the .pte"
+    data = program.backend_delegate_data[delegate.processed.index].data
+    return delegate, bytes(data), calls[0].args, list(plan.inputs), list(plan.outputs)
+
+
+def property_text(value) -> str:
+    """An OpenVINO Python property value as the C API spells it."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(item) for item in value)
+    if hasattr(value, "get_type_name"):  # an element type, e.g. INFERENCE_PRECISION_HINT
+        return value.get_type_name()
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    return str(value)
+
+
+class _AsyncQueueRunner(Runner):
+    """OpenVINO's own way of keeping requests in flight: an AsyncInferQueue, inputs set once."""
+
+    def __init__(self, queue) -> None:
+        self.queue = queue
+        self.latencies: List[float] = []
+        queue.set_callback(lambda request, _: self.latencies.append(request.latency))
+
+    def run(self, calls: Optional[int], seconds: Optional[float]) -> Slice:
+        import time
+
+        self.latencies = []
+        started = 0
+        start = time.perf_counter()
+        deadline = start + seconds if seconds is not None else None
+        while (calls is None or started < calls) and (deadline is None or time.perf_counter() < deadline):
+            self.queue.start_async()  # waits for a free request
+            started += 1
+        self.queue.wait_all()
+        return Slice(started, time.perf_counter() - start, list(self.latencies))
+
+
+def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, str], requests: int,
+           throughput: bool, data: Optional[Path] = None) -> Backend:
+    """The partition's IR compiled by OpenVINO's Python API on ours' device with the properties
+    ours' compiled model reports; one infer request (latency) or `requests` in a queue. Weights kept
+    in a data file are read from `data`."""
+    found = single_partition(pte_bytes, method)
+    if isinstance(found, str):
+        return unavailable(NATIVE, found)
+    delegate, blob_bytes, call_args, plan_inputs, plan_outputs = found
+
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino.container import compile_specs, named_weights
+    from executorch_openvino.container.blob import InputArguments, parse_blob
+
+    blob = parse_blob(blob_bytes)
+    weights = blob.ir_weights
+    if blob.named_weights is not None:
+        if data is None:
+            return unavailable(NATIVE, "the program keeps its weights in a data file: pass --data FILE.ptd")
+        weights = named_weights.read_from_file(data, blob.named_weights)
+    options = compile_specs.from_compile_specs(delegate.compile_specs)
+    device = ours_model.get("device", options.device)
+    properties = compile_specs.load_time_properties(device, options.properties)
+    properties.update({key: ours_model[key] for key in REPORTED_PROPERTIES if key in ours_model})
+    core = ov.Core()
+    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(weights, np.uint8)))
+    compiled = core.compile_model(model, device, properties)
+    count = len(compiled.inputs)
+    # The call's inputs the IR reads (all, in order, unless the blob says which).
+    arguments = blob.input_arguments or InputArguments(count, tuple(range(count)))
+    call_count = arguments.call_inputs
+    if len(call_args) != call_count + len(compiled.outputs) or len(arguments.of_ir_input) != count:
+        return unavailable(NATIVE, "the IR's inputs and outputs do not match the delegate call's")
+    try:
+        positions = [plan_inputs.index(call_args[i]) for i in arguments.of_ir_input]
+    except ValueError:
+        return unavailable(NATIVE, "the delegate reads values that are not inputs of the method")
+    arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in positions]
+
+    def bound(request):
+        for j, array in enumerate(arrays):
+            request.set_input_tensor(j, ov.Tensor(array))  # shares the array's memory
+        return request
+
+    reported = {}
+    for key in ("EXECUTION_DEVICES",) + REPORTED_PROPERTIES:
+        try:
+            reported[key] = property_text(compiled.get_property(key))
+        except RuntimeError:  # not every device reports every property
+            pass
+    reported["device"] = device
+    first = bound(compiled.create_infer_request())
+
+    def outputs() -> Dict[int, object]:
+        _ = arrays  # the requests read their memory: keep them alive with them
+        first.infer()
+        return {plan_outputs.index(value): first.get_output_tensor(k).data.copy()
+                for k, value in enumerate(call_args[call_count:]) if value in plan_outputs}
+
+    if throughput:
+        queue = ov.AsyncInferQueue(compiled, requests)
+        for request in queue:
+            bound(request)
+        runner: Runner = _AsyncQueueRunner(queue)
+    else:
+        runner = SequentialRunner(first.infer)
+    return Backend(NATIVE, runner, outputs, reported, requests if throughput else 1)
+
+
+# --- XNNPACK and eager ---------------------------------------------------------------------------
+
+
+def xnnpack(program_bytes: bytes, method: str, inputs: list, requests: int) -> Backend:
+    """An XNNPACK program (see xnnpack_cache.py) loaded through executorch.runtime, once per request."""
+    from executorch.runtime import Runtime
+
+    if "XnnpackBackend" not in Runtime.get().backend_registry.registered_backend_names:
+        return unavailable(XNNPACK, "this ExecuTorch runtime has no XnnpackBackend")
+    # (A method keeps its program alive: executorch_openvino.errors wraps load_method to do so.)
+    methods = [Runtime.get().load_program(program_bytes).load_method(method) for _ in range(requests)]
+    calls = [lambda m=m: m.execute(inputs) for m in methods]
+    return Backend(XNNPACK, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), requests=requests)
+
+
+def eager(model, inputs: list, requests: int) -> Backend:
+    """The model called by PyTorch, without autograd (set per call: it is per thread)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    def call():
+        with torch.inference_mode():
+            return model(*inputs)
+
+    return Backend(EAGER, _runner([call] * requests), lambda: _arrays(tree_leaves(call())), requests=requests)

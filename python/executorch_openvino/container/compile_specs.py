@@ -1,0 +1,111 @@
+"""Compile specs: what the exporter records in the program for the runtime library.
+
+Keys (see include/executorch_openvino/backend.h):
+  device             the OpenVINO device to compile for
+  compress_to_fp16   "1" when the weights were stored as fp16 (asked for by the user)
+  precompile         devices a compiled model was embedded for, comma-separated (informational)
+  static_caches      "1" when KV caches were kept in their static form (informational)
+  UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
+
+from executorch.exir.backend.compile_spec_schema import CompileSpec
+
+DEVICE = "device"
+COMPRESS_TO_FP16 = "compress_to_fp16"
+PRECOMPILE = "precompile"
+STATIC_CACHES = "static_caches"
+_PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    device: str = "CPU"
+    properties: Dict[str, str] = field(default_factory=dict)
+    compress_to_fp16: bool = False
+    precompile: Tuple[str, ...] = ()
+    grow_caches: bool = True  # ir_passes/grown_cache.py
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    return str(value)
+
+
+def export_options(
+    device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = (),
+    grow_caches: bool = True,
+) -> ExportOptions:
+    """Validates the partitioner's arguments. `compile_options` holds OpenVINO properties
+    (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16.
+    `precompile` names devices to embed a compiled model for."""
+    if not isinstance(device, str) or not device:
+        raise ValueError(f"device must be a non-empty string such as 'CPU', got {device!r}")
+    options = dict(compile_options or {})
+    compress = bool(options.pop(COMPRESS_TO_FP16, False))
+    for key in options:
+        if not isinstance(key, str) or not _PROPERTY_KEY.match(key):
+            raise ValueError(
+                f"unknown compile option {key!r}: expected an OpenVINO property name such as "
+                f"'PERFORMANCE_HINT' or 'INFERENCE_PRECISION_HINT', or {COMPRESS_TO_FP16!r}"
+            )
+        if any(word in key for word in ("DIR", "FILE", "PATH")):
+            raise ValueError(
+                f"compile option {key!r} names a file or folder, which a program never chooses (the runtime "
+                "ignores it): set it where the program runs, e.g. executorch_openvino.set_options(cache_dir=...)"
+            )
+    properties = {key: _text(value) for key, value in options.items()}
+    devices = (precompile,) if isinstance(precompile, str) else tuple(precompile)
+    for name in devices:
+        if not isinstance(name, str) or not name or "," in name:
+            raise ValueError(f"precompile takes device names such as 'CPU', got {name!r}")
+    return ExportOptions(device, properties, compress, devices, bool(grow_caches))
+
+
+def load_time_properties(device: str, properties: Mapping[str, str]) -> Dict[str, str]:
+    """The properties the runtime library compiles with when nothing overrides them at load time:
+    the program's own plus the library's defaults (src/delegate/compile_options.cpp,
+    apply_defaults). A precompiled model must be compiled with exactly these to be used."""
+    result = dict(properties)
+    result.setdefault("PERFORMANCE_HINT", "LATENCY")
+    cpu_or_virtual = device == "CPU" or device.startswith(("CPU.", "AUTO", "HETERO", "MULTI"))
+    if cpu_or_virtual:
+        result.setdefault("INFERENCE_PRECISION_HINT", "f32")
+    for loading_only in ("CACHE_DIR", "ENABLE_MMAP"):
+        result.pop(loading_only, None)
+    return result
+
+
+def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
+    specs = [CompileSpec(DEVICE, options.device.encode())]
+    specs += [CompileSpec(key, value.encode()) for key, value in sorted(options.properties.items())]
+    if options.compress_to_fp16:
+        specs.append(CompileSpec(COMPRESS_TO_FP16, b"1"))
+    if options.precompile:
+        specs.append(CompileSpec(PRECOMPILE, ",".join(options.precompile).encode()))
+    if not options.grow_caches:
+        specs.append(CompileSpec(STATIC_CACHES, b"1"))
+    return specs
+
+
+def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
+    device, properties, compress, precompile, grow = "CPU", {}, False, (), True
+    for spec in specs:
+        value = bytes(spec.value).rstrip(b"\0").decode()
+        if spec.key == DEVICE:
+            device = value
+        elif spec.key == COMPRESS_TO_FP16:
+            compress = value == "1"
+        elif spec.key == PRECOMPILE:
+            precompile = tuple(name for name in value.split(",") if name)
+        elif spec.key == STATIC_CACHES:
+            grow = value != "1"
+        else:
+            properties[spec.key] = value
+    return ExportOptions(device, properties, compress, precompile, grow)

@@ -1,0 +1,30 @@
+"""The IR as the bytes the blob carries: its XML and its weights, the same bytes for the same graph."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Tuple
+
+
+def stable_names(model) -> None:
+    """Names the model and its unnamed operations by their place in the graph. OpenVINO names them
+    from process-wide counters (Model280, Constant_21532), so the same graph converted twice
+    would give two different IRs: no compiled model shared between methods or programs lowered from
+    the same export, and no hit in the model cache."""
+    model.set_friendly_name("executorch_openvino")
+    for index, op in enumerate(model.get_ordered_ops()):
+        if op.get_friendly_name() == op.get_name():  # the counter's name: nobody chose it
+            op.set_friendly_name(f"{op.get_type_name()}_{index}")
+
+
+def serialize(model, compress_to_fp16: bool = False) -> Tuple[bytes, bytes]:
+    """The IR's XML and weights. OpenVINO's save_model stores fp32 weights as fp16 by default; here
+    that happens only when asked for."""
+    import openvino as ov
+
+    stable_names(model)
+    with tempfile.TemporaryDirectory(prefix="executorch_openvino_") as folder:
+        xml = Path(folder) / "model.xml"
+        ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
+        return xml.read_bytes(), xml.with_suffix(".bin").read_bytes()

@@ -1,0 +1,27 @@
+"""The blob of one lowered partition, and its weights as named data when they go to a .ptd file."""
+
+from __future__ import annotations
+
+from executorch.exir.backend.backend_details import PreprocessResult
+from torch.export import ExportedProgram
+
+from . import named_weights
+from .blob import build_blob
+from .compile_specs import ExportOptions
+from .ir_file import serialize
+from .precompiled import precompile
+
+
+def write(lowering, edge_program: ExportedProgram, options: ExportOptions) -> PreprocessResult:
+    """The blob of a lowered partition (an ir_passes.Lowering), and the partition's weights as named
+    data when they go to a .ptd file."""
+    xml, weights = serialize(lowering.model, compress_to_fp16=options.compress_to_fp16)
+    precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
+    tag = named_weights.file_tag(edge_program)
+    if tag is None or not weights:
+        return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, lowering.arguments,
+                                                           input_bounds=lowering.bounds))
+    where, store = named_weights.store(weights, tag)
+    return PreprocessResult(processed_bytes=build_blob(xml, b"", precompiled, lowering.arguments, where,
+                                                       lowering.bounds),
+                            data_store_output=store)

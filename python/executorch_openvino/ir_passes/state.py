@@ -1,0 +1,51 @@
+"""Buffers a program mutates (an LLM's KV caches) kept inside OpenVINO as state.
+
+ExecuTorch hands a delegate a mutated buffer as an input and takes the new value back as an output,
+copying it into the buffer after every call. When the delegate computes the mutation itself, the
+buffer is consumed instead (partition/mutated_buffers.py): ExecuTorch neither passes nor copies it,
+and the IR keeps it as an OpenVINO variable, read by ReadValue and written by Assign, inside the
+infer request of each loaded method. So every loaded method holds its own state, which starts at
+the buffer's initial value, exactly as ExecuTorch's own buffers do.
+"""
+
+from __future__ import annotations
+
+from .lowering import Lowering
+
+
+def make_stateful(lowering: Lowering) -> None:
+    """Replaces, in place, each state's parameter with a ReadValue of an OpenVINO variable named
+    after the buffer, and its output with an Assign to that variable."""
+    model, states = lowering.model, lowering.states
+    if not states:
+        return
+    import numpy as np
+    import openvino as ov
+    import openvino.opset6 as opset6
+
+    parameters = [model.inputs[s.input_index].get_node() for s in states]
+    results = [model.outputs[s.output_index].get_node() for s in states]
+    for state, parameter, result in zip(states, parameters, results):
+        info = ov.op.util.VariableInfo()
+        info.variable_id = state.name
+        info.data_shape = parameter.get_partial_shape()
+        info.data_type = parameter.get_element_type()
+        variable = ov.op.util.Variable(info)
+        if state.initial is None:
+            read = opset6.read_value(variable)
+        else:
+            initial = opset6.constant(state.initial.numpy().astype(np.dtype(parameter.get_element_type().to_dtype())))
+            read = opset6.read_value(initial, variable)
+        for target in list(parameter.output(0).get_target_inputs()):
+            target.replace_source_output(read.output(0))
+        # The binding takes a node (its first output): made on the result, then pointed at the
+        # result's source output.
+        assign = opset6.assign(result, variable)
+        assign.input(0).replace_source_output(result.input_value(0))
+        model.add_variables([variable])
+        model.add_sinks([assign])
+    for parameter in parameters:
+        model.remove_parameter(parameter)
+    for result in results:
+        model.remove_result(result)
+    model.validate_nodes_and_infer_types()

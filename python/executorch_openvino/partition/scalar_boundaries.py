@@ -1,0 +1,65 @@
+"""Symbolic scalars at partition boundaries (a dynamic sequence length, a position read with
+.item()): a partition may read one as an input (the delegate takes ExecuTorch's Int value for a
+rank-0 input), but never hands one back, since a delegate returns tensors only. And a partition
+whose only job is to pick elements that ExecuTorch turns into scalars is not worth a delegate call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Dict, List
+
+import torch
+
+from ..fx_graph import DELEGATION_TAG, op_name
+from .partitioning import Partitioning
+
+logger = logging.getLogger(__name__)
+
+_ITEM = "aten._local_scalar_dense.default"
+
+
+def _is_tensor_value(node: torch.fx.Node) -> bool:
+    value = node.meta.get("val")
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, torch.Tensor) for v in value)
+    return isinstance(value, torch.Tensor)
+
+
+def untag_scalar_outputs(partitioning: Partitioning) -> None:
+    """Leaves to ExecuTorch each tagged node that makes a non-tensor value read outside its
+    partition (e.g. aten.sym_size.int); repeated until no such node is left."""
+    graph = partitioning.program.graph
+    untagged = []
+    changed = True
+    while changed:
+        changed = False
+        for node in graph.nodes:
+            tag = node.meta.get(DELEGATION_TAG)
+            if tag is None or _is_tensor_value(node):
+                continue
+            if any(user.meta.get(DELEGATION_TAG) != tag for user in node.users):
+                del node.meta[DELEGATION_TAG]
+                untagged.append(node.name)
+                changed = True
+    if untagged:
+        logger.info("left to ExecuTorch: %d node(s) whose scalar value is read outside (%s)", len(untagged),
+                    ", ".join(untagged[:5]))
+
+
+def untag_scalar_feeders(partitioning: Partitioning) -> None:
+    """Leaves to ExecuTorch the partitions whose every value read outside them only becomes a
+    scalar there (each reader is an .item()); their tags are dropped."""
+    graph = partitioning.program.graph
+    members: Dict[str, List[torch.fx.Node]] = {}
+    for node in graph.nodes:
+        if node.meta.get(DELEGATION_TAG) is not None:
+            members.setdefault(node.meta[DELEGATION_TAG], []).append(node)
+    for tag, nodes in members.items():
+        readers = [user for node in nodes for user in node.users if user.meta.get(DELEGATION_TAG) != tag]
+        if readers and all(reader.op == "call_function" and op_name(reader.target) == _ITEM for reader in readers):
+            for node in nodes:
+                del node.meta[DELEGATION_TAG]
+            partitioning.tags.pop(tag, None)
+            logger.info("left to ExecuTorch: %d node(s) that only feed .item() (%s)", len(nodes),
+                        ", ".join(node.name for node in nodes[:5]))

@@ -1,0 +1,105 @@
+"""KV caches rewritten to grow with the conversation (ir_passes/grown_cache.py),
+the form OpenVINO's CPU plugin runs as one fused attention-with-cache kernel; and what the runtime
+library does around it (src/delegate/compiled_method.cpp): position 0 starts a new conversation,
+and a call that does not continue the conversation is refused with a reason, never computed wrong.
+The exports are ir_passes/test_state.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
+
+from __future__ import annotations
+
+import copy
+
+import openvino as ov
+import pytest
+import torch
+
+from executorch_openvino.runtime.errors import DelegateError
+from executorch_openvino.ir_passes.grown_cache import CACHE_POSITION_INPUT
+from llm_models import Conversation, eager_step, method_step
+from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+
+GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
+
+
+@pytest.mark.parametrize("variant", GROWN)
+def test_the_caches_grow_and_one_input_carries_their_position(variant):
+    ir = lowered(variant).ir
+    types = {op.get_type_name() for op in ir.get_ops()}
+    assert "ScatterNDUpdate" not in types and "ScatterUpdate" not in types
+    for variable in ir.get_variables():  # the past only: its sequence axis is open
+        assert variable.get_info().data_shape[2].is_dynamic, variable.get_info().variable_id
+    named = [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]
+    assert len(named) == 1 and named[0].get_element_type().is_integral()
+    assert ir.get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str) == "f32"
+    masks = {op.get_input_element_type(3) for op in ir.get_ops() if op.get_type_name() == "ScaledDotProductAttention"}
+    assert masks == {ov.Type.f32}  # additive, not boolean: the fused kernel's fast path
+
+
+@pytest.mark.parametrize("variant", GROWN)
+def test_the_cpu_plugin_fuses_each_attention_with_its_cache(variant):
+    """Compiled by OpenVINO itself: no scatter, no concatenation of the cache, and each attention
+    node reads the cache state directly (the fused kernel's extra inputs)."""
+    compiled = ov.Core().compile_model(lowered(variant).ir, "CPU")
+    runtime = compiled.get_runtime_model()
+    attention = [op for op in runtime.get_ops() if op.get_rt_info()["layerType"].astype(str) == "ScaledDotProductAttention"]
+    assert len(attention) == 2
+    for op in attention:
+        sources = {op.input(i).get_source_output().get_node().get_rt_info()["layerType"].astype(str)
+                   for i in range(op.get_input_size())}
+        assert "MemoryInput" in sources, sources
+        # The new keys come straight from their rotation: the frontend's moves of the written values
+        # (transpose, broadcast, transpose back) are skipped where they undo each other.
+        assert op.input(1).get_source_output().get_node().get_rt_info()["layerType"].astype(str) == "RoPE"
+    # The name that marks the position survives compilation as the port's reported name.
+    assert [port.get_any_name() for port in compiled.inputs].count(CACHE_POSITION_INPUT) == 1
+
+
+def test_a_call_off_the_conversation_is_refused_and_position_zero_recovers():
+    case = lowered("dynamic_prompt")
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    ours(torch.tensor([PROMPT]), 0)
+    for position in (len(PROMPT) + 3, 2):  # a gap, a rewind
+        with pytest.raises(DelegateError, match="grow with the conversation"):
+            ours(torch.tensor([[4]]), position)
+    # Nothing lost: a new conversation from position 0 is eager's.
+    expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate([11, 12, 13], 12)
+    got, _ = Conversation(ours).generate([11, 12, 13], 12)
+    assert got == expected
+
+
+def test_the_static_form_is_kept_when_the_cache_is_written_another_way():
+    """ExecuTorch's llama::update_cache, spelled out in ATen, writes the cache in another pattern:
+    it stays static, and correct (ir_passes/test_state.py covers its results)."""
+    ir = lowered("custom_ops").ir
+    assert all(v.get_info().data_shape.is_static for v in ir.get_variables())
+    assert not [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]
+
+
+def test_a_new_conversation_after_a_long_one_equals_eager():
+    """The second conversation is shorter than the first: its cache starts empty, not with the first's tail."""
+    case = lowered("dynamic_prompt")
+    ours = Conversation(method_step(load(case.pte)))
+    ours.generate(list(range(1, 40)), 40)
+    expected, _ = Conversation(eager_step(copy.deepcopy(case.model))).generate([7], 5)
+    got, _ = ours.generate([7], 5)
+    assert got == expected
+
+
+def test_grow_caches_false_keeps_them_static_and_any_position_computes_like_eager():
+    """OpenvinoPartitioner(grow_caches=False): the caches stay in OpenVINO, static, so a call may
+    rewind (speculative decoding's use) and still computes what eager PyTorch does."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    import executorch_openvino
+    from lowering import blob_ir, delegate_calls
+    from llm_models import et_llama, export_et_llama
+
+    model = et_llama(True)
+    edge = to_edge_transform_and_lower(export_et_llama(model),
+                                       partitioner=[executorch_openvino.OpenvinoPartitioner(grow_caches=False)])
+    graph_module = edge.exported_program().graph_module
+    ir = blob_ir(getattr(graph_module, delegate_calls(graph_module.graph)[0].args[0].target).processed_bytes)
+    assert ir.get_variables() and all(v.get_info().data_shape.is_static for v in ir.get_variables())
+    ours, eager = method_step(load(edge.to_executorch().buffer)), eager_step(copy.deepcopy(model))
+    for tokens, position in (([5, 6, 7, 8], 0), ([9], 4), ([3], 2), ([4, 1], 3)):  # the third call rewinds
+        torch.testing.assert_close(ours(torch.tensor([tokens]), position), eager(torch.tensor([tokens]), position),
+                                   rtol=1e-4, atol=1e-5)

@@ -1,0 +1,108 @@
+"""Inputs used as indices are checked before OpenVINO computes with them (ir_passes/index_bounds.py, blob
+section 8, src/delegate/input_bounds.cpp): eager PyTorch raises IndexError for a token id past the
+vocabulary or a position past a KV cache's context, while OpenVINO's Gather gives zeros for such an
+index and a cache that grows with the conversation grows past its context, so the delegate refuses
+the call with the reason, and a refused call changes nothing."""
+
+from __future__ import annotations
+
+
+import pytest
+import torch
+from executorch.exir import to_edge_transform_and_lower
+from executorch.runtime import Runtime
+
+import executorch_openvino
+from executorch_openvino.container import blob
+from executorch_openvino.runtime.errors import DelegateError
+from llm_models import CONTEXT, et_llama, export_et_llama, method_step
+from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+
+VOCAB = 128  # llm_models.et_llama's
+
+
+def _bounds_of(pte: bytes) -> tuple:
+    start = pte.find(blob.MAGIC)
+    return blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")]).input_bounds
+
+
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "one_token", "hf_static_cache"])
+def test_the_llamas_bound_their_tokens_by_the_vocabulary_and_their_position_by_the_context(variant):
+    bounds = {(b.low, b.high) for b in _bounds_of(lowered(variant).pte)}
+    assert bounds == {(-VOCAB, VOCAB), (0, CONTEXT)}, bounds
+
+
+def _static_one_token(**partitioner_options):
+    model = et_llama(False)
+    pte = to_edge_transform_and_lower(export_et_llama(model, False),
+                                      partitioner=[executorch_openvino.OpenvinoPartitioner(**partitioner_options)])
+    return model, pte.to_executorch().buffer
+
+
+@pytest.mark.parametrize("variant", ["one_token", "hf_static_cache", "static_cache", "cache_in_executorch"])
+def test_a_position_past_the_context_is_refused_as_eager_refuses_it(variant):
+    if variant in ("one_token", "hf_static_cache"):
+        case = lowered(variant)
+        model, ours = case.model, ours_of(variant, load(case.pte))
+        message = f"past the context of {CONTEXT} positions"
+    else:  # the cache kept static: in OpenVINO state, or in ExecuTorch's buffers
+        model, pte = _static_one_token(**({"grow_caches": False} if variant == "static_cache" else {"stateful": False}))
+        ours = method_step(Runtime.get().load_program(pte).load_method("forward"))
+        message = rf"outside \[(-{CONTEXT}|0), {CONTEXT}\)"  # indexes the mask (as eager, -1 is the last row)
+    eager = eager_of("hf_static_cache" if variant == "hf_static_cache" else "one_token", model)
+    for position in range(CONTEXT):  # the whole context, one token a call, as eager
+        last = ours(torch.tensor([[position % VOCAB]]), position)
+    torch.testing.assert_close(last, _eager_through(eager, CONTEXT), rtol=1e-4, atol=1e-5)
+    with pytest.raises(IndexError):
+        eager(torch.tensor([[1]]), CONTEXT)
+    for position in (CONTEXT, CONTEXT + 7):
+        with pytest.raises(DelegateError, match=message):
+            ours(torch.tensor([[1]]), position)
+
+
+def _eager_through(eager, positions: int):
+    for position in range(positions):
+        logits = eager(torch.tensor([[position % VOCAB]]), position)
+    return logits
+
+
+@pytest.mark.parametrize("variant", ["dynamic_prompt", "one_token", "hf_static_cache"])
+def test_a_token_id_past_the_vocabulary_is_refused_and_the_conversation_goes_on(variant):
+    case = lowered(variant)
+    ours = ours_of(variant, load(case.pte))
+    eager = eager_of(variant, case.model)
+    prompt_calls = [(torch.tensor([PROMPT]), 0)] if variant != "one_token" else [
+        (torch.tensor([[t]]), i) for i, t in enumerate(PROMPT)]
+    for tokens, position in prompt_calls:
+        ours(tokens, position)
+        eager(tokens, position)
+    for bad in (VOCAB, VOCAB + 1000, -VOCAB - 1):
+        with pytest.raises(DelegateError, match=rf"holds {bad}, outside \[-{VOCAB}, {VOCAB}\)"):
+            ours(torch.tensor([[bad]]), len(PROMPT))
+    # The refused calls changed nothing: the conversation goes on as eager's.
+    torch.testing.assert_close(ours(torch.tensor([[5]]), len(PROMPT)), eager(torch.tensor([[5]]), len(PROMPT)),
+                               rtol=1e-4, atol=1e-5)
+
+
+class Lookup(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.table(ids) * 2
+
+
+def test_an_embedding_index_past_its_table_is_refused_naming_the_input_and_range():
+    torch.manual_seed(0)
+    model, ids = Lookup().eval(), torch.tensor([[1, 9, 3]])
+    pte = to_edge_transform_and_lower(torch.export.export(model, (ids,)),
+                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    assert [(b.input, b.low, b.high) for b in _bounds_of(pte)] == [(0, -10, 10)]
+    method = Runtime.get().load_program(pte).load_method("forward")
+    torch.testing.assert_close(method.execute([ids])[0], model(ids))
+    with pytest.raises(IndexError):
+        model(torch.tensor([[1, 10, 3]]))
+    with pytest.raises(DelegateError, match=r"input 0 holds 10 at element 1, outside \[-10, 10\)"):
+        method.execute([torch.tensor([[1, 10, 3]])])
+    torch.testing.assert_close(method.execute([ids])[0], model(ids))

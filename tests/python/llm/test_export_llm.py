@@ -1,0 +1,116 @@
+"""ExecuTorch's own LLM export (export_llm: its Llama from a params file and a checkpoint, its
+quantization options) lowered to our delegate through executorch_openvino.llm.export_llm: one
+delegate call holding the caches, the runner's metadata written, ExecuTorch's runner generating
+eager's greedy text (fp32), and NNCF's 4-bit weights (quantization.pt2e_quantize=openvino_4wo)
+kept 4-bit in the IR."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+import torch
+
+from llm_models import et_llama
+from llm_tokenizer import BOS, EOS, train
+from lowering import blob_ir
+from text_runner import NEW_TOKENS, PROMPT, eager_text, run_text_runner
+
+CONTEXT = 64
+# openvino_4wo quantizes in groups of 128 columns, so its model is twice as wide.
+DIMS = {"fp32": (64, 128), "openvino_4wo": (128, 256)}
+
+
+def _export(folder, quantization: str, *options: str):
+    tokenizer = train(folder / "tokenizer.json")
+    dim, hidden = DIMS[quantization]
+    params = dict(dim=dim, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=tokenizer.get_vocab_size(),
+                  hidden_dim=hidden, norm_eps=1e-5, rope_theta=500000.0)
+    (folder / "params.json").write_text(json.dumps(params))
+    model = et_llama(True, seed=5, dim=dim, hidden_dim=hidden, vocab_size=params["vocab_size"],
+                     max_seq_len=CONTEXT, max_context_len=CONTEXT, norm_eps=params["norm_eps"],
+                     rope_theta=params["rope_theta"])
+    torch.save(model.state_dict(), folder / "checkpoint.pth")
+    command = [sys.executable, "-m", "executorch_openvino.llm.export_llm",
+               f"base.params={folder / 'params.json'}", f"base.checkpoint={folder / 'checkpoint.pth'}",
+               f"base.metadata='{json.dumps({'get_bos_id': BOS, 'get_eos_ids': [EOS]})}'",
+               "model.use_kv_cache=true", "model.enable_dynamic_shape=true", "backend.openvino.enabled=true",
+               f"export.max_seq_length={CONTEXT}", f"export.max_context_length={CONTEXT}",
+               f"export.output_name={folder / 'model.pte'}", "hydra.run.dir=."]
+    if quantization != "fp32":
+        command.append(f"quantization.pt2e_quantize={quantization}")
+    command += options
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=folder, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return model, tokenizer, folder
+
+
+@pytest.fixture(scope="module", params=list(DIMS))
+def exported(request, tmp_path_factory, library_path):
+    return request.param, _export(tmp_path_factory.mktemp(f"export_llm_{request.param}"), request.param)
+
+
+def _ir_of(pte: bytes):
+    """(the IR of the forward method's one delegate call, which must be ours, the method's inputs)."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from executorch_openvino import BACKEND_ID
+
+    program = deserialize_pte_binary(pte).program
+    (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
+    (delegate,) = plan.delegates
+    assert delegate.id == BACKEND_ID
+    return blob_ir(bytes(program.backend_delegate_data[delegate.processed.index].data)), list(plan.inputs)
+
+
+def test_export_llm_lowers_to_one_call_of_ours_with_the_caches_in_state(exported):
+    from executorch.runtime import Runtime
+
+    quantization, (_, _, folder) = exported
+    pte = (folder / "model.pte").read_bytes()
+    assert {"get_max_seq_len", "get_eos_ids", "use_kv_cache"} <= set(Runtime.get().load_program(pte).method_names)
+    ir, method_inputs = _ir_of(pte)  # ExecuTorch's kernels keep only the scalar work on the position
+    assert len(method_inputs) == 2  # tokens and the start position: no cache passes through ExecuTorch
+    assert len(ir.get_sinks()) == 4  # each layer's two caches, assigned inside OpenVINO
+    weights = Counter(op.get_output_element_type(0).get_type_name() for op in ir.get_ops()
+                      if op.get_type_name() == "Constant" and np.prod(op.get_output_shape(0)) >= 4096)
+    if quantization == "openvino_4wo":
+        assert weights["u4"] + weights["i4"] == 14, weights  # the 2 x 7 linear layers of the blocks
+    else:
+        assert set(weights) == {"f32"}, weights
+
+
+def test_the_runner_generates_eagers_text_from_export_llms_program(exported):
+    quantization, (model, tokenizer, folder) = exported
+    text, stats = run_text_runner(folder, PROMPT, max_new_tokens=NEW_TOKENS)
+    assert stats.num_generated_tokens > 0
+    if quantization == "fp32":  # 4-bit weights choose other tokens: their accuracy is test_llm_weights'
+        assert text == eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
+
+
+def test_export_llms_foundation_weights_file_puts_our_weights_beside_the_program(tmp_path, library_path):
+    """export.foundation_weights_file=NAME (ExecuTorch's option for a separate weights file) writes the
+    delegate's weights to NAME.ptd; the runner, given it as its data path, generates eager's text."""
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    from executorch_openvino import BACKEND_ID
+    from executorch_openvino.container.blob import parse_blob
+
+    model, tokenizer, folder = _export(tmp_path, "fp32", "export.foundation_weights_file=weights")
+    pte, ptd = folder / "model.pte", folder / "weights.ptd"
+    program = deserialize_pte_binary(pte.read_bytes()).program
+    (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
+    (delegate,) = plan.delegates
+    assert delegate.id == BACKEND_ID
+    named = parse_blob(bytes(program.backend_delegate_data[delegate.processed.index].data)).named_weights
+    assert named is not None and ptd.stat().st_size > named.size > pte.stat().st_size
+    text, _ = run_text_runner(folder, PROMPT, data=ptd, max_new_tokens=NEW_TOKENS)
+    assert text == eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
+    with pytest.raises(RuntimeError):  # the program alone cannot run
+        run_text_runner(folder, PROMPT, max_new_tokens=2)

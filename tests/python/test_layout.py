@@ -1,0 +1,154 @@
+"""The package as its pipeline: no import circles, every folder saying its job, preprocess running its
+stages and each stage's passes in their listed order, and docs/architecture.md drawn from the tree."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Set
+
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "python" / "executorch_openvino"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: Set[str]) -> Set[str]:
+    """The package's modules that `path` imports, anywhere in it (a function's imports too). `from
+    .x import y` is an import of x.y where that is a module, else of x."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in modules else source
+                       for alias in node.names]
+        else:
+            continue
+        found |= {target for target in targets if target in modules and target != name}
+    return found
+
+
+def import_graph() -> Dict[str, Set[str]]:
+    files = [p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts]
+    modules = {_module_name(p) for p in files}
+    return {_module_name(p): _imports(p, modules) for p in files}
+
+
+def circles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: Dict[str, int] = {}
+    low: Dict[str, int] = {}
+    stack: List[str] = []
+    found: List[List[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph[node]:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_package_has_no_import_circle():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_one():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_stages_import_downward_only():
+    """An earlier stage never imports a later one, and nothing below the API imports the API or the
+    command line."""
+    order = ["partition", "fx_passes", "convert", "ir_passes", "container"]
+    above = {"cli", "partitioner", "preprocess", "llm"}
+    for module, targets in import_graph().items():
+        parts = module.split(".")
+        if len(parts) < 2 or parts[1] not in order + ["runtime", "quantization", "fx_graph"]:
+            continue
+        for target in targets:
+            part = target.split(".")[1] if "." in target else ""
+            assert part not in above, f"{module} imports {target}, above it"
+            if parts[1] in order and part in order and part != parts[1]:
+                # partition asks the stages below it; fx_passes feed convert; ir_passes use both.
+                allowed = {"partition": {"fx_passes", "convert", "container"}, "fx_passes": set(),
+                           "convert": set(), "ir_passes": {"fx_passes", "container"}, "container": set()}
+                assert part in allowed[parts[1]], f"{module} imports {target}"
+
+
+def test_every_folder_of_the_package_says_its_job():
+    for init in PACKAGE.rglob("__init__.py"):
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc, f"{init.relative_to(REPO)} has no docstring saying what the folder does"
+
+
+def test_preprocess_runs_the_stages_and_every_listed_pass_once_in_order(monkeypatch):
+    from executorch.exir import to_edge_transform_and_lower
+
+    from executorch_openvino import OpenvinoPartitioner, convert, fx_passes, ir_passes, partition, preprocess
+    from executorch_openvino.container import writer
+
+    calls: List[str] = []
+
+    def recording(name, function):
+        def run(*args, **kwargs):
+            calls.append(name)
+            return function(*args, **kwargs)
+        return run
+
+    listed = {"partition": [s.__name__ for s in partition.STEPS], "fx": [p.__name__ for p in fx_passes.PASSES],
+              "ir": [p.__name__ for p in ir_passes.PASSES]}
+    monkeypatch.setattr(partition, "STEPS", tuple(recording(f"partition:{s.__name__}", s) for s in partition.STEPS))
+    monkeypatch.setattr(fx_passes, "PASSES", tuple(recording(f"fx:{p.__name__}", p) for p in fx_passes.PASSES))
+    monkeypatch.setattr(ir_passes, "PASSES", tuple(recording(f"ir:{p.__name__}", p) for p in ir_passes.PASSES))
+    for module, name in ((fx_passes, "prepare"), (convert, "to_openvino"), (ir_passes, "run"), (writer, "write")):
+        monkeypatch.setattr(module, name, recording(name, getattr(module, name)))
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU()).eval()
+    to_edge_transform_and_lower(torch.export.export(model, (torch.randn(2, 4),)), partitioner=[OpenvinoPartitioner()])
+
+    # One partition: the partition steps once (the node support's probes run the FX passes on single
+    # nodes meanwhile), then preprocess's four stages, each stage's passes in their listed order.
+    assert [c for c in calls if c.startswith("partition:")] == [f"partition:{name}" for name in listed["partition"]]
+    assert calls[calls.index("prepare"):] == ["prepare", *(f"fx:{name}" for name in listed["fx"]), "to_openvino",
+                                              "run", *(f"ir:{name}" for name in listed["ir"]), "write"]
+    assert preprocess.ExecutorchOpenvinoBackend is not None
+
+
+def test_the_architecture_page_shows_the_tree_as_it_is():
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / "layout.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
