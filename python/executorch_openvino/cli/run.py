@@ -38,7 +38,7 @@ def add_option_argument(parser) -> None:
     parser.add_argument("--option", action="append", default=[], type=option_pair, metavar="KEY=VALUE",
                         help="a run-time option of the delegate, for programs loaded by this command (repeatable): "
                         "device, num_threads, num_streams, performance_hint, inference_precision, cache_dir, "
-                        "enable_mmap, enable_profiling (README, Options)")
+                        "enable_mmap, enable_profiling (docs/options.md)")
 
 
 def load_method_inputs(pte: Path, method: str, input_files, data: Optional[Path] = None):

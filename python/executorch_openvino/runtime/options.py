@@ -13,7 +13,7 @@ Keys (the library's list: executorch_openvino.library.load().option_keys()):
   num_threads          INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
   num_streams          NUM_STREAMS: a number or AUTO
   inference_precision  INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
-  cache_dir            the model cache folder (compiled models stored and imported; README "Model cache")
+  cache_dir            the model cache folder (compiled models stored and imported; docs/options.md, Model cache)
   enable_mmap          ENABLE_MMAP
   enable_profiling     PERF_COUNT: per-layer times as ExecuTorch profiling events
 

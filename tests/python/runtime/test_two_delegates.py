@@ -41,7 +41,7 @@ x, expected = torch.load(os.path.join(folder, "x_expected.pt"))
 errors = {}
 for name in ("executorchs.pte", "ours.pte"):
     # From bytes: ExecuTorch's delegate reads freed memory when its program is loaded from a file
-    # (README, Performance); from a buffer it runs.
+    # (docs/performance.md); from a buffer it runs.
     with open(os.path.join(folder, name), "rb") as file:
         program = Runtime.get().load_program(file.read())
     (out,) = program.load_method("forward").execute([x])
