@@ -103,7 +103,7 @@ def test_lowering_warns_about_full_range_int8_weights(recipe, caplog):
     caplog.clear()  # what making the case logged
     with caplog.at_level("WARNING", logger="executorch_openvino.ir_passes.int8_range_check"):
         cases.lower(case.quantized)
-    warnings = [r.getMessage() for r in caplog.records if r.name == "executorch_openvino.int8_range_check"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "executorch_openvino.ir_passes.int8_range_check"]
     if cases.STATIC_RECIPES[recipe].overflow_safe:
         assert warnings == []
     else:
