@@ -11,6 +11,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
+# The tests' helpers (lowering, llm_models, zoo_models, ...) for the tests in subfolders too (bench/).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(scope="session")
