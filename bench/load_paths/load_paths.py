@@ -70,16 +70,16 @@ def _export(model_name: str, folder: Path) -> dict:
     spec = ZOO_BY_NAME[model_name]
     model, inputs = spec.make()
     exported = torch.export.export(model, inputs)
-    paths = {}
+    programs = {}
     for label, options in (("ir", {}), ("precompiled", {"precompile": ("CPU",)}),
                            ("ptd", {"external_weights": f"{model_name}-ptd"})):
         partitioner = executorch_openvino.OpenvinoPartitioner(**options)
         program = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch()
-        paths[label] = folder / f"{model_name}-{label}.pte"
-        paths[label].write_bytes(program.buffer)
+        programs[label] = folder / f"{model_name}-{label}.pte"
+        programs[label].write_bytes(program.buffer)
         if label == "ptd":
             program.write_tensor_data_to_file(str(folder))  # beside it, as <model>-ptd.ptd
-    return paths
+    return programs
 
 
 def main() -> int:
@@ -95,25 +95,25 @@ def main() -> int:
     load_before = machine.load_average()
     with tempfile.TemporaryDirectory(prefix="eov_load_paths_") as tmp:
         folder = Path(tmp)
-        paths = _export(args.model, folder)
+        programs = _export(args.model, folder)
         cache = folder / "cache"
-        _run_worker(paths["ir"], str(cache))  # fills OpenVINO's model cache once
-        _run_worker(paths["ptd"], str(cache))
+        _run_worker(programs["ir"], str(cache))  # fills OpenVINO's model cache once
+        _run_worker(programs["ptd"], str(cache))
         cases = {
-            "compile the IR": lambda: _run_worker(paths["ir"])["loads"][0],
-            "import the precompiled model": lambda: _run_worker(paths["precompiled"])["loads"][0],
-            "import from OpenVINO's cache": lambda: _run_worker(paths["ir"], str(cache))["loads"][0],
-            "weights in a .ptd: compile the IR": lambda: _run_worker(paths["ptd"])["loads"][0],
-            "weights in a .ptd: import from the cache": lambda: _run_worker(paths["ptd"], str(cache))["loads"][0],
-            "weights in a .ptd: second load, same process": lambda: _run_worker(paths["ptd"], loads=2)["loads"][1],
+            "compile the IR": lambda: _run_worker(programs["ir"])["loads"][0],
+            "import the precompiled model": lambda: _run_worker(programs["precompiled"])["loads"][0],
+            "import from OpenVINO's cache": lambda: _run_worker(programs["ir"], str(cache))["loads"][0],
+            "weights in a .ptd: compile the IR": lambda: _run_worker(programs["ptd"])["loads"][0],
+            "weights in a .ptd: import from the cache": lambda: _run_worker(programs["ptd"], str(cache))["loads"][0],
+            "weights in a .ptd: second load, same process": lambda: _run_worker(programs["ptd"], loads=2)["loads"][1],
         }
         samples: dict = {name: [] for name in cases}
         second: list = []
         for _ in range(args.rounds):  # interleaved, so drift hits every case alike
             for name, run in cases.items():
                 samples[name].append(run())
-            second.append(_run_worker(paths["ir"], loads=2)["loads"])
-        check = _run_worker(paths["precompiled"])
+            second.append(_run_worker(programs["ir"], loads=2)["loads"])
+        check = _run_worker(programs["precompiled"])
         assert check["sources"] == ["precompiled"], check
 
     rows = []

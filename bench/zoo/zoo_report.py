@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from common.reports import pyplot, row, save_figure, table_head
-from common.stats import block_ratios, spread, summary
+from common.stats import block_ratios, spread
 from zoo_results import (CPP_VARIANTS, DESCRIPTIONS, ET_OV_CPP, ET_OV_PY, KERNELS_PY, NATIVE_CPP, NATIVE_CPP_REBIND,
                          NATIVE_PY, OURS_BF16_CPP, OURS_CPP, OURS_CPP_SET_INPUTS, OURS_PY, OURS_UPSTREAM_CPP, VARIANTS,
                          XNNPACK_CPP, XNNPACK_PY, ModelRun, Result)
