@@ -6,7 +6,7 @@
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
 #                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
-#                every alternative, the Hugging Face zoo (bench/hf_zoo.py), recurrent models' lowering
+#                every alternative, the Hugging Face zoo (bench/hf_zoo/), recurrent models' lowering
 #                time before and after, each optimisation before and after, start-up times, int8
 #                accuracy on every CPU class reachable here, and LLMs (about 2 hours; make bench-quick:
 #                a two-minute smoke run; make bench-startup / bench-int8 / bench-llm: those alone)
@@ -101,12 +101,11 @@ test-fuzz: fuzz-build
 fuzz: fuzz-build
 	@$(PYTHON) tests/fuzz/run_fuzzers.py $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# 1,000 cycles of load program -> execute -> destroy in one process: resident memory, open file
-# descriptors and live compiled models per cycle; report in bench/results/soak-<date>.{md,png}.
+# 1,000 cycles of load program -> execute -> destroy in one process (bench/soak/): resident memory, open
+# file descriptors and live compiled models per cycle; report in bench/results/soak-<date>.{md,png}.
 SOAK_CYCLES ?= 1000
 soak: build
-	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
-		$(PYTHON) bench/soak.py --cycles $(SOAK_CYCLES)
+	@$(BENCH_ENV) $(PYTHON) bench/soak/soak.py --cycles $(SOAK_CYCLES)
 
 wheel: setup
 	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist
@@ -114,43 +113,48 @@ wheel: setup
 demo: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
 
-# Per-call overhead against native OpenVINO (C++), the model zoo against every alternative (C++ and
-# Python), then each optimisation before and after (the "before" commits are built once under
-# $(BENCH_BEFORES), from git archive), then start-up times. About 25 minutes; reports in bench/results/.
-# QUICK=1 (or make bench-quick): the overhead and the zoo on two models, under two minutes, reports in
-# bench/results/quick/.
+# The benchmarks, one folder each under bench/ (bench/README.md), in this order: per-call overhead
+# against native OpenVINO (C++), the model zoo against every alternative (C++ and Python), the Hugging
+# Face zoo, recurrent models' lowering time, each optimisation before and after (the "before" commits
+# are built once under $(BENCH_BEFORES), from git archive), start-up times, int8 by CPU class and LLMs.
+# About 2 hours; reports in bench/results/. QUICK=1 (or make bench-quick): the overhead, the zoo on two
+# models and the Hugging Face zoo on two small ones, in a few minutes, reports in bench/results/quick/.
+# Every benchmark measures $(BUILD): its binaries and its library.
 QUICK ?=
 BENCH_BEFORES ?= /tmp/executorch-openvino-befores
+BENCH_ENV = EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) \
+	EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so
+BENCH_RESULTS_DIR = $(abspath bench/results)$(if $(QUICK),/quick)
+# In a variable, since a comma inside $(if ...) would end its arguments.
+HF_ZOO_QUICK = --size small --models bert,vit --rounds 2
 bench: build
-	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) BENCH_SECONDS=$(if $(QUICK),4,20) \
-		BENCH_RESULTS=$(abspath bench/results)$(if $(QUICK),/quick) $(PYTHON) bench/run_overhead.py
-	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/zoo.py $(if $(QUICK),--quick)
-	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so HF_HUB_OFFLINE=1 \
-		$(PYTHON) bench/hf_zoo.py $(if $(QUICK),--size small --models bert,vit --rounds 2)
-	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
-		$(PYTHON) bench/lowering_time.py)
-	@$(if $(QUICK),true,EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/before_after.py \
-		--build-befores $(BENCH_BEFORES))
-	@$(if $(QUICK),true,$(PYTHON) bench/startup.py)
+	@$(BENCH_ENV) BENCH_SECONDS=$(if $(QUICK),4,20) BENCH_RESULTS=$(BENCH_RESULTS_DIR) \
+		$(PYTHON) bench/overhead/run_overhead.py
+	@$(BENCH_ENV) $(PYTHON) bench/zoo/zoo.py $(if $(QUICK),--quick)
+	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_zoo/hf_zoo.py --results-dir $(BENCH_RESULTS_DIR) \
+		$(if $(QUICK),$(HF_ZOO_QUICK))
+	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/lowering/lowering_time.py)
+	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/before_after/before_after.py --build-befores $(BENCH_BEFORES))
+	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/startup/startup.py)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-llm)
 
 # Start-up alone (a few minutes): import and --help times against `import torch`, fresh processes.
 bench-startup: build
-	@$(PYTHON) bench/startup.py
+	@$(BENCH_ENV) $(PYTHON) bench/startup/startup.py
 
 # int8 accuracy on every CPU class this machine can show (itself, oneDNN restricted, AVX2 under QEMU)
 # and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.
 bench-int8: build
-	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/int8_cpu_classes.py
+	@$(BENCH_ENV) $(PYTHON) bench/int8/int8_cpu_classes.py
 
 # LLMs (issue 15): a Llama at two sizes (dim 512 / 6 layers and 125 M parameters), fp32, int8 and int4
 # weights; prefill ms and decode tokens/s of ours, XNNPACK (plain and ExecuTorch's custom ops), ExecuTorch's
 # kernels, native OpenVINO and OpenVINO GenAI, interleaved; peak RSS; greedy ids against eager. About an hour.
-# Report in bench/results/llm-<date>.md and .png. LLM_ROUNDS: rounds per size and format.
+# Report in bench/results/llm-<date>.md, .png and .json. LLM_ROUNDS: rounds per size and format.
 LLM_ROUNDS ?= 4
 bench-llm: build venv-bench
-	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) bench/llm_bench.py --rounds $(LLM_ROUNDS)
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1

@@ -1,7 +1,7 @@
 """ExecuTorch's backend operator suite (shipped in the executorch wheel) run with our partitioner's
 flow (flow_plugin.py): pass / fail / skip counts, the failures, and the lowering time per case.
 
-  .venv/bin/python bench/peer_suite/run.py [-k EXPRESSION]     (the whole suite: ~25 min on 2 cores)
+  .venv/bin/python bench/peer_suite/run.py [-k EXPRESSION] [--results-dir DIR]   (the whole suite: ~25 min on 2 cores)
 
 Report: bench/results/peer-suite-<date>.md. Not part of make test (too slow); the cases it found
 wrong are pinned by tests/python/test_exact_ops.py and test_recurrent.py.
@@ -13,7 +13,6 @@ import argparse
 import collections
 import datetime
 import json
-import os
 import re
 import statistics
 import subprocess
@@ -22,24 +21,26 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))  # bench/, for common
+from common import machine, paths, processes, reports  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-k", dest="expression", help="pytest -k expression selecting cases")
+    reports.add_results_dir(parser)
     args = parser.parse_args()
     import executorch.backends.test.suite as suite
 
     operators = Path(suite.__file__).parent / "operators"
     with tempfile.TemporaryDirectory() as folder:
         record = Path(folder) / "record.jsonl"
-        environment = {**os.environ, "PYTHONPATH": f"{REPO / 'python'}:{HERE}", "PEER_SUITE_RECORD": str(record)}
+        environment = processes.child_env(PYTHONPATH=processes.path_list(paths.PYTHON, HERE), PEER_SUITE_RECORD=record)
         command = [sys.executable, "-m", "pytest", "-p", "flow_plugin", "-p", "no:cacheprovider", "-p", "no:logging",
                    str(operators), "-q", "--show-capture=no", "-rf"]
         if args.expression:
             command += ["-k", args.expression]
-        run = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=REPO)
+        run = subprocess.run(command, capture_output=True, text=True, env=environment, cwd=paths.REPO)
         rows = [json.loads(line) for line in record.read_text().splitlines()] if record.exists() else []
     summary = re.findall(r"(\d+) (passed|failed|skipped|error)", run.stdout.strip().splitlines()[-1] if run.stdout.strip() else "")
     failures = [line for line in run.stdout.splitlines() if line.startswith("FAILED")]
@@ -53,7 +54,7 @@ def main() -> int:
         "",
         f"- tests: {', '.join(f'{n} {what}' for n, what in summary) or 'no summary line'}; subtests recorded: {len(rows)}",
         f"- lowering time per subtest: median {statistics.median(lowering):.2f} s, max {max(lowering):.1f} s" if lowering else "- no lowering recorded",
-        f"- {os.cpu_count()} logical cores (shared), load average (1 min) {os.getloadavg()[0]:.2f} at the end",
+        f"- {machine.machine()}",
         "",
         "Failures:" if failures else "No failures.",
         *[f"- {line.split('::')[-1]}" for line in failures],
@@ -61,11 +62,8 @@ def main() -> int:
         "Slowest tests (sum of their subtests' lowering time, s):",
         *[f"- {name}: {seconds:.1f}" for name, seconds in slowest],
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    results = REPO / "bench" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    (results / f"peer-suite-{datetime.date.today()}.md").write_text(text)
+    reports.print_and_save("\n".join(lines) + "\n", reports.results_dir(args.results_dir),
+                           f"peer-suite-{reports.stamp()}.md")
     return 0 if not failures else 1
 
 

@@ -1,6 +1,6 @@
 """Hugging Face transformers architectures built from configs with random weights (nothing is
 downloaded), at two sizes: "small" for the tests (tests/python/test_hf_zoo.py, seconds each) and
-"realistic" for the benchmark (bench/hf_zoo.py: the architectures' base sizes, shorter inputs).
+"realistic" for the benchmark (bench/hf_zoo/hf_zoo.py: the architectures' base sizes, shorter inputs).
 
 make(name, size) -> (eval-mode nn.Module returning the last hidden state, tuple of example inputs).
 Weights and inputs are seeded. The KV cache is off (use_cache=False): these are encoders, and
