@@ -9,7 +9,7 @@
 #                every alternative, the Hugging Face zoo (bench/hf_zoo/), recurrent models' lowering
 #                time before and after, each optimisation before and after, start-up times, int8
 #                accuracy on every CPU class reachable here, and LLMs (about 2 hours; make bench-quick:
-#                a two-minute smoke run; make bench-startup / bench-int8 / bench-llm: those alone)
+#                a smoke run of a few minutes; make bench-startup / bench-int8 / bench-llm: those alone)
 #   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
 
 VENV   ?= .venv

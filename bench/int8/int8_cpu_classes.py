@@ -32,7 +32,7 @@ from common.stats import median, ratios, spread  # noqa: E402
 
 paths.on_path(paths.PYTHON, paths.TESTS)
 import executorch_openvino  # noqa: E402,F401
-from executorch_openvino import cpu_capabilities  # noqa: E402
+from executorch_openvino.runtime import cpu_capabilities  # noqa: E402
 import emulated_cpu  # noqa: E402
 import quantized_cases as cases  # noqa: E402
 import quantized_runs  # noqa: E402

@@ -154,7 +154,7 @@ def live_compiled_models() -> int:
     library does not report it."""
     import executorch_openvino
 
-    library = executorch_openvino.library.load()
+    library = executorch_openvino.runtime.library.load()
     describe = getattr(library, "describe_compiled_models", None)
     return len(describe()) if describe is not None else -1
 
@@ -279,9 +279,9 @@ def main() -> int:
     os.environ.pop("EXECUTORCH_OPENVINO_CACHE_DIR", None)
     import executorch_openvino
 
-    library = executorch_openvino.library.load()
+    library = executorch_openvino.runtime.library.load()
     if library is None:
-        raise SystemExit(f"soak: the delegate library did not load: {executorch_openvino.library.load_error()}")
+        raise SystemExit(f"soak: the delegate library did not load: {executorch_openvino.runtime.library.load_error()}")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "soak.pte"

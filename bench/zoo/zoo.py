@@ -90,14 +90,14 @@ def main(argv=None) -> int:
     library = paths.use_built_library() or "(the package's own)"
     paths.on_path(paths.PYTHON)
     import executorch_openvino  # noqa: F401  (loads the delegate)
-    from executorch_openvino.openvino_runtime import find_pip_runtime
+    from executorch_openvino.runtime.openvino_discovery import find_pip_runtime
 
     if not os.environ.get("OPENVINO_LIB_PATH") and find_pip_runtime() is not None:
         # ExecuTorch's own OpenVINO delegate opens this file (its Python bindings set the variable
         # only when their portable_lib module is imported, which executorch.runtime does not do);
         # children inherit it. Ours takes the same runtime.
         os.environ["OPENVINO_LIB_PATH"] = str(find_pip_runtime())
-    from executorch_openvino import library as our_library
+    from executorch_openvino.runtime import library as our_library
     from executorch_openvino.cli._common import step
 
     # Which library runs programs of ExecuTorch's own OpenVINO delegate here (ours takes its name when free).

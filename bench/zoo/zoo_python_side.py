@@ -124,7 +124,7 @@ def child_main(kind: str, folder: Path, pte: Optional[Path], cache: Optional[str
 
             # Opens the OpenVINO runtime and lists its devices (loading the plugins) before the clock,
             # as native's child does: otherwise ours' load would count the runtime's libraries.
-            executorch_openvino.library.load().describe_runtime()
+            executorch_openvino.runtime.library.load().describe_runtime()
         from executorch.runtime import Runtime
 
         tensors = [torch.from_numpy(array) for array in inputs]

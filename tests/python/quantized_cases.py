@@ -6,7 +6,7 @@ properties the delegate compiles it with, the inputs, and the references (the qu
 PyTorch, the float model, and the same quantizer without the overflow fix). The checks take a
 CpuReport, measured where the case ran, so one set of expectations serves every CPU: OpenVINO
 computes int8 exactly with VNNI or AMX, and saturates 16-bit sums without them unless the weights
-are within +-64 (executorch_openvino.cpu_capabilities).
+are within +-64 (executorch_openvino.runtime.cpu_capabilities).
 
 Errors are max |y - reference| / max |reference| per input (the reference's output scale).
 """

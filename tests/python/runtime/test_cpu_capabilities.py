@@ -1,4 +1,4 @@
-"""executorch_openvino.cpu_capabilities: the probe of what OpenVINO's CPU plugin does with int8 on
+"""executorch_openvino.runtime.cpu_capabilities: the probe of what OpenVINO's CPU plugin does with int8 on
 this CPU agrees with what the CPU's flags say, with the fix's premise (weights within +-64 are
 exact), and with oneDNN restricted to a lower instruction set where this CPU allows it. The
 emulated AVX2 CPU is checked in test_quantized_emulated_cpu.py."""
