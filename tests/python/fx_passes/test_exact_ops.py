@@ -9,12 +9,11 @@ integers exactly, floats within 1e-5 of the output scale.
   padding modes      reflect padding's indices abs(arange(...)), which the plugin miscompiled
                      (fx_passes/constant_folding.py); circular padding's empty tensor
   pass-through       an output that is an input (identity transpose, clone) was never written
-  median, embedding_bag, round(decimals)   no frontend rule (fx_passes/ops/)
+  median, round(decimals)   no frontend rule (fx_passes/ops/; embedding_bag in test_embedding_bag.py)
 """
 
 from __future__ import annotations
 
-import logging
 
 import pytest
 import torch
@@ -22,8 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import executorch_openvino
-from executorch.exir import EdgeCompileConfig, to_edge
-from executorch_openvino.partition import NodeSupport
+from executorch.exir import EdgeCompileConfig
 from lowering import assert_matches, eager, lower_and_load
 
 EXACT = 1e-5
@@ -165,7 +163,7 @@ def test_output_that_is_an_input(fn, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# median, embedding_bag, round(decimals)
+# median, round(decimals) (embedding_bag: test_embedding_bag.py)
 
 
 @pytest.mark.parametrize("fn, shape", [
@@ -194,41 +192,6 @@ def test_median_of_a_row_with_nan_is_nan(tmp_path):
 def test_median_of_integers(tmp_path):
     # Values only: among equal values PyTorch's index is one of theirs, and so is ours.
     expect_exact(Fn(lambda x: torch.median(x, 1).values), (torch.randint(-5, 5, (6, 9)),), tmp_path, NON_CORE)
-
-
-_BAG_INDICES = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9, 0, 7])
-
-
-@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
-@pytest.mark.parametrize("offsets, options", [
-    pytest.param(torch.tensor([0, 4]), {}, id="two_bags"),
-    pytest.param(torch.tensor([0, 3, 3, 10]), {}, id="empty_middle_and_last_bags"),
-    pytest.param(torch.tensor([0, 4, 7, 10]), {"include_last_offset": True}, id="include_last_offset"),
-    pytest.param(torch.tensor([0, 5]), {"padding_idx": 2}, id="padding_idx"),
-])
-def test_embedding_bag(mode, offsets, options, tmp_path):
-    torch.manual_seed(0)
-    table = torch.randn(10, 4)
-    bag = Fn(lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, **options), table)
-    expect_exact(bag, (_BAG_INDICES, offsets), tmp_path, NON_CORE)
-
-
-def test_embedding_bag_of_2d_indices_and_per_sample_weights(tmp_path):
-    torch.manual_seed(0)
-    table = torch.randn(10, 4)
-    bag = Fn(lambda w, i, o, p: (F.embedding_bag(i.reshape(2, 5), w, mode="max"),
-                                 F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p)), table)
-    expect_exact(bag, (_BAG_INDICES, torch.tensor([0, 6]), torch.rand(10)), tmp_path, NON_CORE)
-
-
-def test_embedding_bag_too_large_to_spell_out_is_refused_with_its_reason(caplog):
-    table, indices, offsets = torch.randn(100, 4), torch.zeros(5000, dtype=torch.int64), torch.arange(0, 5000)
-    bag = Fn(lambda w, i, o: F.embedding_bag(i, w, o, mode="sum"), table)
-    graph = to_edge(torch.export.export(bag, (indices, offsets)), compile_config=NON_CORE).exported_program().graph
-    node = next(n for n in graph.nodes if "embedding_bag" in str(n.target))
-    with caplog.at_level(logging.INFO, logger="executorch_openvino.partition.op_support"):
-        assert not NodeSupport().is_node_supported({}, node)
-    assert "embedding_bag of 5000 indices in 5000 bags is too large" in caplog.text
 
 
 @pytest.mark.parametrize("decimals", [-2, -1, 0, 1, 3])

@@ -2,11 +2,16 @@
 and an accumulating scatter. The frontend translates only the sum and mean modes, into OpenVINO's
 EmbeddingBagOffsets, whose CPU kernel fails at run time on an empty last bag; max it refuses.
 
-Bag b holds indices[offsets[b] : offsets[b + 1]] (the last bag runs to the end, or to the last
-offset with include_last_offset); padding_idx entries count for nothing. sum adds the rows (times
-per_sample_weights), mean divides by the bag's size, max takes the largest; an empty bag is zeros,
-as in PyTorch. Only the first output (the bags) is computed: programs that read offset2bag,
-bag_size or max_indices are refused.
+Bag b holds indices[offsets[b] : offsets[b + 1]], the last bag running to the end; padding_idx
+entries count for nothing. sum adds the rows (times per_sample_weights), mean divides by the bag's
+size, max takes the largest; an empty bag is zeros, as in PyTorch. Only the first output (the bags)
+is computed: programs that read offset2bag, bag_size or max_indices are refused.
+
+With include_last_offset the last offset closes the last bag, but PyTorch's CPU kernel (which eager
+runs, and which is the reference) lets the indices after it into that bag where its fast path is
+not taken: for max, for mean's divisor (its sum stops at the last offset), and for every mode when
+padding_idx is set. Those quirks are reproduced here, so that the delegate computes what eager
+computes for every input eager accepts (tests/python/fx_passes/test_embedding_bag.py pins them).
 """
 
 from __future__ import annotations
@@ -54,11 +59,14 @@ def _rewrite(graph_module: torch.fx.GraphModule, node: torch.fx.Node):
     member = build.call(aten.eq.Tensor, build.call(aten.unsqueeze.default, bag_of, 1),
                         build.constant(torch.arange(bags).unsqueeze(0), "bag_ids"))  # [n, bags]
     valid = build.call(aten.ge.Scalar, bag_of, 0)
-    if include_last_offset:
-        end = build.call(aten.select.int, offsets, 0, bags)
-        valid = build.call(aten.logical_and.default, valid, build.call(aten.lt.Tensor, positions, end))
-    if padding_idx is not None and padding_idx >= 0:
+    padded = padding_idx is not None and padding_idx >= 0
+    if padded:
         valid = build.call(aten.logical_and.default, valid, build.call(aten.ne.Scalar, indices, padding_idx))
+    summed = valid  # what sum and mean add; max and mean's divisor take every valid index
+    if include_last_offset and not padded:
+        # Only sum and mean's sum stop at the last offset (see the module's docstring).
+        end = build.call(aten.select.int, offsets, 0, bags)
+        summed = build.call(aten.logical_and.default, valid, build.call(aten.lt.Tensor, positions, end))
     member = build.call(aten.logical_and.default, member, build.call(aten.unsqueeze.default, valid, 1))
 
     rows = build.call(aten.embedding.default, weight, indices)  # [n, dim]
@@ -73,7 +81,9 @@ def _rewrite(graph_module: torch.fx.GraphModule, node: torch.fx.Node):
         empty = build.call(aten.unsqueeze.default, build.call(aten.eq.Scalar, sizes, 0), 1)
         output = build.call(aten.where.self, empty, build.constant(torch.zeros((), dtype=table.dtype), "zero"), largest)
     else:
-        kept = build.call(aten.mul.Tensor, rows, build.cast(build.call(aten.unsqueeze.default, valid, 1), table.dtype))
+        # where, not a product with the mask: a row left out may hold inf or NaN.
+        kept = build.call(aten.where.self, build.call(aten.unsqueeze.default, summed, 1), rows,
+                          build.constant(torch.zeros((), dtype=table.dtype), "zero"))
         zeros = build.call(aten.full.default, [bags, dim], 0.0, dtype=table.dtype)
         safe_bag = build.call(aten.clamp.default, bag_of, 0, bags - 1)
         output = build.call(aten.index_put.default, zeros, [safe_bag], kept, True)
