@@ -5,7 +5,8 @@ Eager PyTorch raises IndexError for an index past a dimension (a token id past t
 position past a KV cache's context); OpenVINO computes with it: its Gather gives zeros for such an
 index, a scatter writes nowhere, a cache that grows with the conversation grows past its context,
 and the outputs are wrong or NaN. So an input whose values are used as indices, unchanged, by a
-Gather or a row scatter into a dimension of static size is bounded by that dimension, and a rewrite
+Gather or a row scatter into a dimension of static size is bounded by that dimension (from 0 for an
+embedding's lookup, from minus its size where PyTorch counts from the end), and a rewrite
 may bound an input it knows more of (grown_cache.py: the KV cache position, by the context) with
 `bound_input`. Indices computed from inputs (a position plus a range) are not followed.
 """
@@ -19,6 +20,8 @@ from .lowering import Lowering
 
 # rt_info of a Parameter: "low,high", set by bound_input.
 _RT_KEY = "executorch_openvino_value_bounds"
+# OpenVINO's PyTorch frontend names the operations it makes for a node after the node's operator.
+_EMBEDDING = "aten.embedding.default/"
 # Nodes between an input and the index it becomes that keep its values.
 _SAME_VALUES = {"Convert", "Reshape", "Unsqueeze", "Squeeze"}
 
@@ -83,9 +86,12 @@ def _indexed_dimension(node):
     values of one of its inputs; None otherwise."""
     kind = node.get_type_name()
     if kind == "Gather":
-        # Gather counts negative indices from the end, as PyTorch's indexing does.
+        # Gather counts negative indices from the end, as PyTorch's indexing does; an embedding
+        # lookup does not (eager's raises for any negative id).
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(2).get_source_output()))
-        return None if size is None else (node.input(1).get_source_output(), -size, size)
+        if size is None:
+            return None
+        return node.input(1).get_source_output(), 0 if _EMBEDDING in node.get_friendly_name() else -size, size
     if kind == "ScatterUpdate":  # no negative index (OpenVINO's CPU plugin refuses one)
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(3).get_source_output()))
         return None if size is None else (node.input(1).get_source_output(), 0, size)

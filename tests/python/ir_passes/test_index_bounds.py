@@ -26,10 +26,25 @@ def _bounds_of(pte: bytes) -> tuple:
     return blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")]).input_bounds
 
 
+def _eager_refuses(call) -> bool:
+    try:
+        call()
+    except IndexError:
+        return True
+    return False
+
+
+# Token ids at and beyond each edge of the vocabulary: which eager refuses is read from eager.
+EDGE_IDS = (-VOCAB - 1, -VOCAB, -1, 0, 1, VOCAB - 1, VOCAB, VOCAB + 1000)
+
+
 @pytest.mark.parametrize("variant", ["dynamic_prompt", "one_token", "hf_static_cache"])
-def test_the_llamas_bound_their_tokens_by_the_vocabulary_and_their_position_by_the_context(variant):
-    bounds = {(b.low, b.high) for b in _bounds_of(lowered(variant).pte)}
-    assert bounds == {(-VOCAB, VOCAB), (0, CONTEXT)}, bounds
+def test_the_llamas_bound_their_tokens_as_eager_does_and_their_position_by_the_context(variant):
+    case = lowered(variant)
+    refused = {v for v in EDGE_IDS if _eager_refuses(lambda: eager_of(variant, case.model)(torch.tensor([[v]]), 0))}
+    assert refused == {v for v in EDGE_IDS if not 0 <= v < VOCAB}  # eager's embedding: no negative id
+    bounds = {(b.low, b.high) for b in _bounds_of(case.pte)}
+    assert bounds == {(0, VOCAB), (0, CONTEXT)}, bounds
 
 
 def _static_one_token(**partitioner_options):
@@ -67,7 +82,7 @@ def _eager_through(eager, positions: int):
 
 
 @pytest.mark.parametrize("variant", ["dynamic_prompt", "one_token", "hf_static_cache"])
-def test_a_token_id_past_the_vocabulary_is_refused_and_the_conversation_goes_on(variant):
+def test_token_ids_are_refused_exactly_where_eager_refuses_them_and_the_conversation_goes_on(variant):
     case = lowered(variant)
     ours = ours_of(variant, load(case.pte))
     eager = eager_of(variant, case.model)
@@ -76,11 +91,20 @@ def test_a_token_id_past_the_vocabulary_is_refused_and_the_conversation_goes_on(
     for tokens, position in prompt_calls:
         ours(tokens, position)
         eager(tokens, position)
-    for bad in (VOCAB, VOCAB + 1000, -VOCAB - 1):
-        with pytest.raises(DelegateError, match=rf"holds {bad}, outside \[-{VOCAB}, {VOCAB}\)"):
-            ours(torch.tensor([[bad]]), len(PROMPT))
-    # The refused calls changed nothing: the conversation goes on as eager's.
-    torch.testing.assert_close(ours(torch.tensor([[5]]), len(PROMPT)), eager(torch.tensor([[5]]), len(PROMPT)),
+    accepted = []
+    for value in EDGE_IDS:
+        if not _eager_refuses(lambda: eager_of(variant, case.model)(torch.tensor([[value]]), 0)):
+            accepted.append(value)
+            continue
+        with pytest.raises(DelegateError, match=rf"holds {value}, outside \[0, {VOCAB}\)"):
+            ours(torch.tensor([[value]]), len(PROMPT))
+    assert accepted == [0, 1, VOCAB - 1]
+    # The refused calls changed nothing: the conversation goes on as eager's, with the highest id.
+    edge = torch.tensor([[VOCAB - 1]])
+    torch.testing.assert_close(ours(edge, len(PROMPT)), eager(edge, len(PROMPT)), rtol=1e-4, atol=1e-5)
+    # The lowest id, in a conversation of its own.
+    fresh_ours, fresh_eager = ours_of(variant, load(case.pte)), eager_of(variant, case.model)
+    torch.testing.assert_close(fresh_ours(torch.tensor([[0]]), 0), fresh_eager(torch.tensor([[0]]), 0),
                                rtol=1e-4, atol=1e-5)
 
 
@@ -93,16 +117,43 @@ class Lookup(torch.nn.Module):
         return self.table(ids) * 2
 
 
-def test_an_embedding_index_past_its_table_is_refused_naming_the_input_and_range():
+def test_an_embedding_index_is_refused_exactly_where_eager_refuses_it_naming_the_input_and_range():
     torch.manual_seed(0)
     model, ids = Lookup().eval(), torch.tensor([[1, 9, 3]])
     pte = to_edge_transform_and_lower(torch.export.export(model, (ids,)),
                                       partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
-    assert [(b.input, b.low, b.high) for b in _bounds_of(pte)] == [(0, -10, 10)]
+    assert [(b.input, b.low, b.high) for b in _bounds_of(pte)] == [(0, 0, 10)]
     method = Runtime.get().load_program(pte).load_method("forward")
+    for value in (-11, -10, -1, 0, 1, 9, 10, 11):
+        probe = torch.tensor([[1, value, 3]])
+        if _eager_refuses(lambda: model(probe)):
+            with pytest.raises(DelegateError, match=rf"input 0 holds {value} at element 1, outside \[0, 10\)"):
+                method.execute([probe])
+        else:
+            torch.testing.assert_close(method.execute([probe])[0], model(probe))
     torch.testing.assert_close(method.execute([ids])[0], model(ids))
-    with pytest.raises(IndexError):
-        model(torch.tensor([[1, 10, 3]]))
-    with pytest.raises(DelegateError, match=r"input 0 holds 10 at element 1, outside \[-10, 10\)"):
-        method.execute([torch.tensor([[1, 10, 3]])])
-    torch.testing.assert_close(method.execute([ids])[0], model(ids))
+
+
+class Rows(torch.nn.Module):
+    """Plain indexing counts negative indices from the end, unlike an embedding."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Parameter(torch.randn(10, 4), requires_grad=False)
+
+    def forward(self, ids):
+        return self.table[ids] * 2
+
+
+def test_a_plain_index_keeps_its_negative_range_where_eager_takes_it():
+    model, ids = Rows().eval(), torch.tensor([1, 9, 3])
+    pte = to_edge_transform_and_lower(torch.export.export(model, (ids,)),
+                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    method = Runtime.get().load_program(pte).load_method("forward")
+    for value in (-11, -10, -1, 0, 9, 10):
+        probe = torch.tensor([1, value, 3])
+        if _eager_refuses(lambda: model(probe)):
+            with pytest.raises(DelegateError, match=rf"holds {value} at element 1, outside \[-10, 10\)"):
+                method.execute([probe])
+        else:
+            torch.testing.assert_close(method.execute([probe])[0], model(probe))
