@@ -24,7 +24,9 @@ import executorch_openvino
 from executorch.exir import EdgeCompileConfig
 from lowering import assert_matches, eager, lower_and_load
 
-EXACT = 1e-5
+# The same float operations as eager, possibly summed in another order: each element within 1e-5 of
+# its own value, plus 1e-6 absolute (a sum of O(1) terms that cancels to near 0).
+EXACT, EXACT_ABS = 1e-5, 1e-6
 # median, round(decimals) and embedding_bag without gradients are outside the core ATen set: lowered as ExecuTorch's backend test
 # suite lowers them (to_edge's IR check off), which is how a program holding them reaches a partitioner.
 NON_CORE = EdgeCompileConfig(_check_ir_validity=False)
@@ -44,7 +46,7 @@ def expect_exact(model: nn.Module, inputs: tuple, tmp_path, compile_config=None)
     lowered = lower_and_load(model.eval(), inputs, tmp_path, compile_config=compile_config)
     assert lowered.backend_ids == [executorch_openvino.BACKEND_ID], lowered.refusals
     assert lowered.outside_ops == [], f"left outside: {lowered.outside_ops}; refusals: {lowered.refusals}"
-    assert_matches(lowered.run(inputs), eager(model, inputs), rel_tol=EXACT)
+    assert_matches(lowered.run(inputs), eager(model, inputs), rel_tol=EXACT, abs_tol=EXACT_ABS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -199,3 +201,16 @@ def test_round_decimals(decimals, tmp_path):
     torch.manual_seed(0)
     x = torch.cat([torch.randn(64) * 300, torch.tensor([0.05, 0.15, 0.25, 0.35, 1.25, -0.25, 2.5, 15.0, 25.0, -150.0])])
     expect_exact(Fn(lambda x: torch.round(x, decimals=decimals)), (x,), tmp_path, NON_CORE)
+
+
+def test_the_exact_tolerance_rejects_an_identity_round_and_a_small_element_off():
+    """A rewrite that did not round, or got one small element wrong beside large ones, fails."""
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(64) * 300, torch.tensor([0.05, 0.15, 0.25, 1.25, -0.25, 2.5])])
+    with pytest.raises(AssertionError, match="elements off"):
+        assert_matches([x], [torch.round(x, decimals=3)], rel_tol=EXACT, abs_tol=EXACT_ABS)
+    off = x.clone()
+    off[-1] += 1e-3  # 2.5 -> 2.501, next to values of several hundred
+    with pytest.raises(AssertionError, match="element 69"):
+        assert_matches([off], [x], rel_tol=EXACT, abs_tol=EXACT_ABS)
+    assert_matches([x], [x.clone()], rel_tol=EXACT, abs_tol=EXACT_ABS)

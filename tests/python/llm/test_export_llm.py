@@ -1,8 +1,8 @@
 """ExecuTorch's own LLM export (export_llm: its Llama from a params file and a checkpoint, its
 quantization options) lowered to our delegate through executorch_openvino.llm.export_llm: one
 delegate call holding the caches, the runner's metadata written, ExecuTorch's runner generating
-eager's greedy text (fp32), and NNCF's 4-bit weights (quantization.pt2e_quantize=openvino_4wo)
-kept 4-bit in the IR."""
+eager's greedy text (fp32), and NNCF's weights (quantization.pt2e_quantize=openvino_4wo / openvino_8wo)
+kept compressed in the IR and computing what the same compression computes in eager PyTorch."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from text_runner import NEW_TOKENS, PROMPT, eager_text, run_text_runner
 
 CONTEXT = 64
 # openvino_4wo quantizes in groups of 128 columns, so its model is twice as wide.
-DIMS = {"fp32": (64, 128), "openvino_4wo": (128, 256)}
+DIMS = {"fp32": (64, 128), "openvino_4wo": (128, 256), "openvino_8wo": (64, 128)}
+STEPS = 32
 
 
 def _export(folder, quantization: str, *options: str):
@@ -82,6 +83,8 @@ def test_export_llm_lowers_to_one_call_of_ours_with_the_caches_in_state(exported
                       if op.get_type_name() == "Constant" and np.prod(op.get_output_shape(0)) >= 4096)
     if quantization == "openvino_4wo":
         assert weights["u4"] + weights["i4"] == 14, weights  # the 2 x 7 linear layers of the blocks
+    elif quantization == "openvino_8wo":
+        assert weights["u8"] + weights["i8"] >= 14 and "f32" not in weights, weights
     else:
         assert set(weights) == {"f32"}, weights
 
@@ -90,8 +93,61 @@ def test_the_runner_generates_eagers_text_from_export_llms_program(exported):
     quantization, (model, tokenizer, folder) = exported
     text, stats = run_text_runner(folder, PROMPT, max_new_tokens=NEW_TOKENS)
     assert stats.num_generated_tokens > 0
-    if quantization == "fp32":  # 4-bit weights choose other tokens: their accuracy is test_llm_weights'
+    if quantization == "fp32":  # compressed weights choose other tokens: see the test below
         assert text == eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
+
+
+def _compressed_eager(model, quantization: str):
+    """The eager model compressed as export_llm compresses it for this option (ExecuTorch's
+    OpenVINOQuantizer with get_ov_quantizer's settings, through NNCF's compress_pt2e)."""
+    from nncf.experimental.torch.fx import compress_pt2e
+
+    from executorch.backends.openvino.quantizer import OpenVINOQuantizer, QuantizationMode
+    from llm_models import export_et_llama
+
+    settings = {"openvino_4wo": dict(mode=QuantizationMode.INT4WO_SYM, group_size=128, ratio=1),
+                "openvino_8wo": dict(mode=QuantizationMode.INT8WO_ASYM, group_size=-1, ratio=None)}[quantization]
+    compressed = compress_pt2e(export_et_llama(model).module(), quantizer=OpenVINOQuantizer(**settings))
+
+    def step(tokens, position):
+        with torch.no_grad():
+            return compressed(tokens, {"input_pos": torch.tensor([position])})
+
+    return step
+
+
+def test_export_llms_compressed_weights_compute_as_the_compressed_model(exported):
+    """Teacher-forced on the compressed eager model's own greedy tokens: every step's logits within
+    the documented bounds (docs/quantization.md) of the eager compressed model's, and (the
+    quantization's own error being larger) farther from the float model's."""
+    import quantized_cases
+    from executorch.runtime import Runtime
+
+    from executorch_openvino.runtime import cpu_capabilities
+    from llm_models import Conversation, eager_step, last_token_logits, method_step, teacher_forced
+
+    quantization, (model, tokenizer, folder) = exported
+    if quantization == "fp32":
+        pytest.skip("fp32 is compared token by token above")
+    prompt = tokenizer.encode(PROMPT).ids
+    reference = _compressed_eager(model, quantization)
+    expected, expected_logits = Conversation(reference).generate(prompt, STEPS)
+    method = Runtime.get().load_program(str(folder / "model.pte")).load_method("forward")
+    got = teacher_forced(method_step(method), prompt, expected)
+    floats = teacher_forced(eager_step(model), prompt, expected)
+
+    def relative(a, b):
+        return float((a - b).abs().max() / b.abs().max())
+
+    errors = [relative(a, b) for a, b in zip(got, expected_logits)]
+    dynamic = cpu_capabilities.describe().dynamic_quantization  # activations quantized on the fly too
+    worst = quantized_cases.WEIGHTS_DYNAMIC_WORST if dynamic else quantized_cases.WEIGHTS_ONLY_WORST
+    assert max(errors) <= worst, (max(errors), worst)
+    choices = [int(last_token_logits(logits).argmax()) for logits in got[:-1]]
+    agreement = sum(a == b for a, b in zip(choices, expected)) / len(expected)
+    assert agreement >= (0.9 if dynamic else 1.0), (agreement, choices, expected)
+    # The compressed reference is not the float model (the option compressed something).
+    assert max(relative(a, b) for a, b in zip(expected_logits, floats)) > 1e-4
 
 
 def test_export_llms_foundation_weights_file_puts_our_weights_beside_the_program(tmp_path, library_path):
