@@ -313,7 +313,7 @@ def test_verbose_is_accepted_before_and_after_the_command():
 
 
 def test_bench_plot_draws_a_png(exported, tmp_path, capsys):
-    pytest.importorskip("matplotlib")  # installed by requirements.txt; optional for users ([plot] extra)
+    import matplotlib  # noqa: F401  (pinned in requirements.txt; optional for users: the [plot] extra)
     pte, _ = exported
     plot = tmp_path / "bench.png"
     assert cli.main(["bench", str(pte), "--iterations", "2", "--warmup", "0", "--plot", str(plot)]) == 0

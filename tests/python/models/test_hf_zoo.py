@@ -10,8 +10,6 @@ import executorch_openvino
 from hf_zoo_models import MODELS, make
 from lowering import assert_matches, eager, lower_and_load
 
-pytest.importorskip("transformers")
-
 REL_TOL = 1e-4
 
 

@@ -55,7 +55,7 @@ print(json.dumps({"seen": seen, "errors": errors, "ours": executorch_openvino.in
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory):
     """The same SmallNet lowered by ExecuTorch's own OpenVINO partitioner and by ours."""
-    pytest.importorskip("nncf")  # ExecuTorch's partitioner imports it
+    import nncf  # noqa: F401  (pinned in requirements.txt; ExecuTorch's partitioner imports it)
     from executorch.backends.openvino.partitioner import OpenvinoPartitioner as ExecutorchsPartitioner
     from executorch.exir.backend.backend_details import CompileSpec
 
