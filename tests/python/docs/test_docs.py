@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 README = REPO / "README.md"

@@ -53,14 +53,20 @@ def test_the_cpu_plugin_fuses_each_attention_with_its_cache(variant):
     assert [port.get_any_name() for port in compiled.inputs].count(CACHE_POSITION_INPUT) == 1
 
 
-def test_a_call_off_the_conversation_is_refused_and_position_zero_recovers():
+def test_a_call_off_the_conversation_is_refused_and_the_conversation_goes_on_unharmed():
     case = lowered("dynamic_prompt")
     ours = ours_of("dynamic_prompt", load(case.pte))
+    eager = eager_of("dynamic_prompt", case.model)
     ours(torch.tensor([PROMPT]), 0)
+    eager(torch.tensor([PROMPT]), 0)
     for position in (len(PROMPT) + 3, 2):  # a gap, a rewind
         with pytest.raises(DelegateError, match="grow with the conversation"):
             ours(torch.tensor([[4]]), position)
-    # Nothing lost: a new conversation from position 0 is eager's.
+    # The refused calls wrote nothing: the same conversation continues as eager's, step by step.
+    continued, _ = Conversation(eager).generate([21, 22], 10, start=len(PROMPT))
+    got, _ = Conversation(ours).generate([21, 22], 10, start=len(PROMPT))
+    assert got == continued
+    # And a new conversation from position 0 is eager's.
     expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate([11, 12, 13], 12)
     got, _ = Conversation(ours).generate([11, 12, 13], 12)
     assert got == expected
