@@ -38,9 +38,10 @@ def with_custom_ops(model):
     return replace_sdpa_with_custom_op(replace_kv_cache_with_custom_kv_cache(copy.deepcopy(model)))
 
 
-def export_et_llama(model, dynamic: bool = True) -> torch.export.ExportedProgram:
+def export_et_llama(model, dynamic: bool = True, context: int = CONTEXT) -> torch.export.ExportedProgram:
+    """`model` exported as ExecuTorch's export_llm does: tokens of 1 to context - 1, and the start position."""
     tokens = torch.zeros(1, 4 if dynamic else 1, dtype=torch.long)
-    shapes = ({1: Dim("seq", min=1, max=CONTEXT - 1)}, {"input_pos": None}) if dynamic else None
+    shapes = ({1: Dim("seq", min=1, max=context - 1)}, {"input_pos": None}) if dynamic else None
     with torch.no_grad():
         return torch.export.export(copy.deepcopy(model), (tokens, {"input_pos": torch.tensor([0])}),
                                    dynamic_shapes=shapes, strict=False)

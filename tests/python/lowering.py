@@ -54,6 +54,12 @@ def load_forward(pte):
     return Runtime.get().load_program(pte).load_method("forward")
 
 
+def compiled_model_counts() -> Dict[str, int]:
+    """How many compiled models the library has made and reused in this process, so far."""
+    described = executorch_openvino.runtime.library.loaded().describe_runtime()
+    return {key: int(described[key]) for key in ("compiled_models_created", "compiled_models_reused")}
+
+
 def delegate_calls(graph: torch.fx.Graph) -> List[torch.fx.Node]:
     return [n for n in graph.nodes if n.op == "call_function" and n.target is DELEGATE_CALL]
 

@@ -86,10 +86,12 @@ def test_int_argument_must_be_the_exported_value(lowered_zoo):
     ExecuTorch refuses any other value than the one exported with."""
     model, (x, n), lowered = lowered_zoo(ZOO_BY_NAME["int_argument"])
     assert_matches(lowered.run([x, n]), eager(model, (x, n)))
-    with pytest.raises(RuntimeError):
+    # ExecuTorch refuses them when the inputs are set (0x12: InvalidArgument), before any delegate runs.
+    with pytest.raises(RuntimeError, match=r"set_inputs\(\) for method 'forward' failed with error 0x12"):
         lowered.run([x, n + 1])
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match=r"set_inputs\(\) for method 'forward' failed with error 0x12"):
         lowered.run([x])
+    assert_matches(lowered.run([x, n]), eager(model, (x, n)))  # and the method keeps working
 
 
 # ---------------------------------------------------------------------------------------------

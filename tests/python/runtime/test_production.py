@@ -16,16 +16,11 @@ import torch
 import executorch_openvino
 from executorch.runtime import Runtime
 from executorch_openvino.runtime import openvino_discovery
-from lowering import SmallNet, load_forward, lower, small_net_program
+from lowering import SmallNet, compiled_model_counts, load_forward, lower, small_net_program
 
 REPO = Path(__file__).resolve().parents[3]
 
 pytestmark = pytest.mark.usefixtures("clean_options")
-
-
-def _stats() -> dict:
-    described = executorch_openvino.runtime.library.loaded().describe_runtime()
-    return {key: int(described[key]) for key in ("compiled_models_created", "compiled_models_reused")}
 
 
 class Mlp(torch.nn.Module):
@@ -41,10 +36,10 @@ def test_eight_threads_with_their_own_methods_share_one_compiled_model():
     torch.manual_seed(4)
     model = Mlp().eval()
     pte = lower(model, (torch.randn(2, 16),))
-    before = _stats()
+    before = compiled_model_counts()
     # One program per worker (executorch.runtime hands out one Method per program and name).
     methods = [load_forward(pte) for _ in range(8)]
-    after = _stats()
+    after = compiled_model_counts()
     assert after["compiled_models_created"] - before["compiled_models_created"] == 1
     assert after["compiled_models_reused"] - before["compiled_models_reused"] == 7
 
@@ -70,15 +65,15 @@ def test_eight_threads_with_their_own_methods_share_one_compiled_model():
     for thread in threads:
         thread.join()
     assert failures == []
-    assert _stats()["compiled_models_created"] == after["compiled_models_created"]
+    assert compiled_model_counts()["compiled_models_created"] == after["compiled_models_created"]
 
 
 def test_a_second_load_of_the_same_program_hits_the_compiled_model_cache():
     _, _, pte = small_net_program(seed=5)
     first = load_forward(pte)
-    before = _stats()
+    before = compiled_model_counts()
     second = load_forward(pte)
-    after = _stats()
+    after = compiled_model_counts()
     assert (after["compiled_models_created"], after["compiled_models_reused"]) == (
         before["compiled_models_created"],
         before["compiled_models_reused"] + 1,
