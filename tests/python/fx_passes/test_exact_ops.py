@@ -9,7 +9,7 @@ integers exactly, floats within 1e-5 of the output scale.
   padding modes      reflect padding's indices abs(arange(...)), which the plugin miscompiled
                      (fx_passes/constant_folding.py); circular padding's empty tensor
   pass-through       an output that is an input (identity transpose, clone) was never written
-  median, round(decimals)   no frontend rule (fx_passes/ops/; embedding_bag in test_embedding_bag.py)
+  median, round(decimals), trunc   no frontend rule (fx_passes/ops/; embedding_bag in test_embedding_bag.py)
 """
 
 from __future__ import annotations
@@ -201,6 +201,30 @@ def test_round_decimals(decimals, tmp_path):
     torch.manual_seed(0)
     x = torch.cat([torch.randn(64) * 300, torch.tensor([0.05, 0.15, 0.25, 0.35, 1.25, -0.25, 2.5, 15.0, 25.0, -150.0])])
     expect_exact(Fn(lambda x: torch.round(x, decimals=decimals)), (x,), tmp_path, NON_CORE)
+
+
+_TRUNC_EDGES = [-0.0, 0.0, -0.5, 0.5, -0.999, 0.999, -1.0, 1.0, -1.5, 1.5, -2.5, 2.5, 2.0**23 + 1, -(2.0**23) - 1,
+                1e30, -1e30, 1e-30, -1e-30, float("inf"), float("-inf"), float("nan")]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64])
+def test_trunc_is_eagers_bit_for_bit(dtype, tmp_path):
+    """Rounding toward zero has one answer: every element equal to eager's, the sign of a zero
+    (trunc(-0.5) is -0.0) and NaN included."""
+    torch.manual_seed(0)
+    if dtype.is_floating_point:
+        x = torch.cat([torch.randn(64) * 300, torch.tensor(_TRUNC_EDGES)]).to(dtype)
+    else:
+        x = torch.randint(-1000, 1000, (70,), dtype=dtype)
+    model = Fn(lambda x: torch.trunc(x))
+    lowered = lower_and_load(model, (x,), tmp_path)
+    assert lowered.outside_ops == [], lowered.refusals
+    (got,), (expected,) = lowered.run((x,)), eager(model, (x,))
+    assert got.dtype == expected.dtype
+    same = (got == expected) | (got.isnan() & expected.isnan()) if dtype.is_floating_point else got == expected
+    assert bool(same.all()), (x[~same], got[~same], expected[~same])
+    if dtype.is_floating_point:
+        assert torch.equal(got.signbit(), expected.signbit()), "a zero's sign differs from eager's"
 
 
 def test_the_exact_tolerance_rejects_an_identity_round_and_a_small_element_off():

@@ -8,7 +8,8 @@ from __future__ import annotations
 import torch
 
 from ...fx_graph import op_name
-from . import avg_pooling, bit_shifts, embedding_bag, integer_division, median, recurrent, round_decimals, whole_ops
+from . import (avg_pooling, bit_shifts, embedding_bag, integer_division, median, recurrent, round_decimals, trunc,
+               whole_ops)
 from .builder import UnsupportedCase, replace_node
 
 __all__ = ["UnsupportedCase", "rewrite_operators"]
@@ -21,6 +22,7 @@ _REWRITES = {
     **median.REWRITES,
     **embedding_bag.REWRITES,
     **round_decimals.REWRITES,
+    **trunc.REWRITES,
     **recurrent.REWRITES,
     **whole_ops.REWRITES,
     **bit_shifts.REWRITES,
