@@ -128,6 +128,40 @@ def test_every_relative_link_and_anchor_resolves():
     assert not problems, "\n".join(problems)
 
 
+# A file of the checkout named in code (`tests/python/runtime/test_x.py::test_y`, `bench/peer_suite/run.py`).
+_NAMED_PATH = re.compile(r"`((?:tests|python|bench|src|scripts|cmake|examples|docs)/[A-Za-z0-9_./-]+?)(?:::[^`]*)?`")
+_OUTPUTS = ("bench/results/quick",)  # made by a run, not kept
+
+
+def named_paths_missing(pages: List[Path], root: Path = REPO) -> List[str]:
+    """Every repository path a page names in code that the checkout does not have (a moved test, a
+    renamed script); names with placeholders (<date>, *) are patterns, not files."""
+    missing = []
+    for page in pages:
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            for match in _NAMED_PATH.finditer(line):
+                path = match.group(1).rstrip("/.")
+                if any(mark in path for mark in "<*{") or path.startswith(_OUTPUTS):
+                    continue
+                if not (root / path).exists():
+                    missing.append(f"{page.relative_to(root)}:{number}: {path}: no such file")
+    return missing
+
+
+def test_the_path_check_sees_a_moved_file(tmp_path):
+    (tmp_path / "tests" / "python" / "runtime").mkdir(parents=True)
+    (tmp_path / "tests" / "python" / "runtime" / "test_a.py").write_text("")
+    page = tmp_path / "page.md"
+    page.write_text("`tests/python/runtime/test_a.py::test_b` `tests/python/test_a.py` `bench/results/<date>.md`\n")
+    assert named_paths_missing([page], root=tmp_path) == ["page.md:1: tests/python/test_a.py: no such file"]
+
+
+def test_every_path_the_docs_name_exists():
+    pages = [*PAGES, REPO / "bench" / "README.md"]
+    problems = named_paths_missing(pages)
+    assert not problems, "\n".join(problems)
+
+
 def test_readme_is_short_and_starts_with_the_two_commands():
     size = README.stat().st_size
     assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move detail into docs/"
