@@ -5,8 +5,9 @@ Eager PyTorch raises IndexError for an index past a dimension (a token id past t
 position past a KV cache's context); OpenVINO computes with it: its Gather gives zeros for such an
 index, a scatter writes nowhere, a cache that grows with the conversation grows past its context,
 and the outputs are wrong or NaN. So an input whose values are used as indices, unchanged, by a
-Gather or a row scatter into a dimension of static size is bounded by that dimension (from 0 for an
-embedding's lookup, from minus its size where PyTorch counts from the end), and a rewrite
+Gather, GatherElements or scatter into a dimension of static size is bounded by that dimension
+(from 0 where eager takes no negative index: embedding, index_select, gather, scatter; from minus
+its size where PyTorch counts from the end: indexing, index_put), and a rewrite
 may bound an input it knows more of (grown_cache.py: the KV cache position, by the context) with
 `bound_input`. Indices computed from inputs (a position plus a range) are not followed.
 """
@@ -21,7 +22,9 @@ from .lowering import Lowering
 # rt_info of a Parameter: "low,high", set by bound_input.
 _RT_KEY = "executorch_openvino_value_bounds"
 # OpenVINO's PyTorch frontend names the operations it makes for a node after the node's operator.
-_EMBEDDING = "aten.embedding.default/"
+# These take no negative index in eager (it raises), though the Gather they become would count one
+# from the end.
+_FROM_ZERO = ("aten.embedding.default/", "aten.index_select.default/")
 # Nodes between an input and the index it becomes that keep its values.
 _SAME_VALUES = {"Convert", "Reshape", "Unsqueeze", "Squeeze"}
 
@@ -91,7 +94,17 @@ def _indexed_dimension(node):
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(2).get_source_output()))
         if size is None:
             return None
-        return node.input(1).get_source_output(), 0 if _EMBEDDING in node.get_friendly_name() else -size, size
+        from_zero = any(name in node.get_friendly_name() for name in _FROM_ZERO)
+        return node.input(1).get_source_output(), 0 if from_zero else -size, size
+    if kind in ("GatherElements", "ScatterElementsUpdate"):
+        # gather, scatter, scatter_add, scatter_reduce: eager raises for a negative index; OpenVINO
+        # would count it from the end (and an index past the end corrupted the CPU plugin's heap).
+        if kind == "GatherElements":
+            axis = node.get_attributes().get("axis")
+        else:
+            axis = _constant_int(node.input(3).get_source_output())
+        size = _static_size(node.input(0).get_source_output(), axis)
+        return None if size is None else (node.input(1).get_source_output(), 0, size)
     if kind == "ScatterUpdate":  # no negative index (OpenVINO's CPU plugin refuses one)
         size = _static_size(node.input(0).get_source_output(), _constant_int(node.input(3).get_source_output()))
         return None if size is None else (node.input(1).get_source_output(), 0, size)
@@ -103,8 +116,25 @@ def _indexed_dimension(node):
             return None  # only rows of the first dimension: each index is one coordinate
         # Negative rows count from the end, as index_put's do.
         size = _static_size(node.input(0).get_source_output(), 0)
-        return None if size is None else (indices, -size, size)
+        return None if size is None else (_wrapped_index(indices), -size, size)
     return None
+
+
+def _wrapped_index(output):
+    """The index before the frontend's wrap of negative rows, (i + n) mod n, which also folds any
+    index past the end onto a row (eager raises for it): the wrap's input when `output` is one."""
+    node = output.get_node()
+    while node.get_type_name() in _SAME_VALUES:
+        output = node.input(0).get_source_output()
+        node = output.get_node()
+    # Only the frontend's own wrap (named after the index_put it translates, dividing by what it
+    # added): a model's own (i + k) mod n takes any i.
+    if node.get_type_name() != "Mod" or "aten.index_put" not in node.get_friendly_name():
+        return output
+    total = node.input(0).get_source_output().get_node()
+    if total.get_type_name() != "Add" or total.input(1).get_source_output() != node.input(1).get_source_output():
+        return output
+    return total.input(0).get_source_output()
 
 
 def _input_behind(output):

@@ -157,3 +157,73 @@ def test_a_plain_index_keeps_its_negative_range_where_eager_takes_it():
                 method.execute([probe])
         else:
             torch.testing.assert_close(method.execute([probe])[0], model(probe))
+
+
+# ---------------------------------------------------------------------------------------------
+# Indices of the other indexing operators, an input of the program: refused exactly where eager
+# raises (from 0 for index_select, gather and scatter, from minus the size for index_put and
+# index_fill), equal to eager elsewhere. Before, OpenVINO counted a negative index from the end
+# where eager raises, index_put folded an index past the end onto a row, and scatter_add with one
+# corrupted the CPU plugin's heap.
+
+ROWS = 5
+_UPDATES = torch.arange(6, dtype=torch.float32).reshape(2, 3) + 10
+_INDEXING = {
+    "index_select": (lambda x, i: torch.index_select(x, 0, i), lambda v: torch.tensor([0, v])),
+    "gather": (lambda x, i: torch.gather(x, 0, i), lambda v: torch.tensor([[0, v, 1]])),
+    "scatter": (lambda x, i: x.scatter(0, i, _UPDATES[:1]), lambda v: torch.tensor([[0, v, 1]])),
+    "scatter_add": (lambda x, i: x.scatter_add(0, i, _UPDATES[:1]), lambda v: torch.tensor([[0, v, 1]])),
+    "index_put": (lambda x, i: x.index_put((i,), _UPDATES), lambda v: torch.tensor([0, v])),
+    "index_put_accumulate": (lambda x, i: x.index_put((i,), _UPDATES, accumulate=True), lambda v: torch.tensor([v, v])),
+    "index_fill": (lambda x, i: x.index_fill(0, i, -3.0), lambda v: torch.tensor([0, v])),
+}
+
+
+class _Indexing(torch.nn.Module):
+    def __init__(self, fn) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, x, i):
+        return self.fn(x, i)
+
+
+def _refused_by_eager(call) -> bool:
+    try:
+        call()
+    except (IndexError, RuntimeError):  # index_select and gather raise RuntimeError
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", list(_INDEXING))
+def test_an_indexing_operators_index_is_refused_exactly_where_eager_refuses_it(name):
+    fn, index_of = _INDEXING[name]
+    model, x = _Indexing(fn).eval(), torch.arange(ROWS * 3, dtype=torch.float32).reshape(ROWS, 3) + 1
+    pte = to_edge_transform_and_lower(torch.export.export(model, (x, index_of(1))),
+                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    assert [b.input for b in _bounds_of(pte)] == [1], "the index input is bounded"
+    method = Runtime.get().load_program(pte).load_method("forward")
+    refused = []
+    for value in (-ROWS - 1, -ROWS, -1, 0, 1, ROWS - 1, ROWS):
+        probe = index_of(value)
+        if _refused_by_eager(lambda: model(x, probe)):
+            refused.append(value)
+            with pytest.raises(DelegateError, match=rf"input 1 holds {value} at element \d+, outside \["):
+                method.execute([x, probe])
+        else:
+            torch.testing.assert_close(method.execute([x, probe])[0], model(x, probe), rtol=0, atol=0)
+    assert ROWS in refused  # every operator refuses one past the end
+    torch.testing.assert_close(method.execute([x, index_of(1)])[0], model(x, index_of(1)), rtol=0, atol=0)
+
+
+def test_several_index_tensors_count_each_negative_index_in_its_own_dimension():
+    """x[i, j]: the frontend gathered at i * 3 + j, so x[-1, -1] read x[3, 2] (fx_passes/ops/multi_index.py)."""
+    model = _Indexing(lambda x, i: (x[i[0], i[1]], x[i[0], :, i[1]])).eval()
+    x = torch.arange(ROWS * 4 * 3, dtype=torch.float32).reshape(ROWS, 4, 3)
+    pairs = torch.tensor([[r, c] for r in range(-ROWS, ROWS) for c in range(-3, 3)]).T.contiguous()
+    pte = to_edge_transform_and_lower(torch.export.export(model, (x, pairs)),
+                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    method = Runtime.get().load_program(pte).load_method("forward")
+    for got, expected in zip(method.execute([x, pairs]), model(x, pairs)):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
