@@ -5,6 +5,9 @@ matches wins. A value is (kind, explanation); kind None keeps the kind the recor
 
 from __future__ import annotations
 
+import fnmatch
+from typing import Optional
+
 CAUSES = {
     "test_median::*with_indices": (None, (
         "ExecuTorch's emitter cannot write a program whose output is a `torch.return_types.median` named tuple "
@@ -41,6 +44,20 @@ UNDELEGATED = {
     "test_mean::test_mean_output_dtype": ("a mean asked for in float64 stays on ExecuTorch's kernels: "
                                           "OpenVINO's CPU plugin computes float64 in float32."),
 }
+
+def _first_match(table: dict, case: str):
+    return next((value for pattern, value in table.items() if fnmatch.fnmatchcase(case, pattern)), None)
+
+
+def cause(case: str) -> Optional[tuple]:
+    """(kind or None, explanation) of a failure or skip of ours, or None when none is written."""
+    return _first_match(CAUSES, case)
+
+
+def why_outside(case: str) -> Optional[str]:
+    """Why a passing case left something outside our delegate, or None when that is not explained."""
+    return _first_match(UNDELEGATED, case)
+
 
 # Printed under "What could not run here" when the suite's models/ do not import.
 UNRUNNABLE = (

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import collections
 import datetime
-import fnmatch
 import json
 import os
 import signal
@@ -186,10 +185,8 @@ def cell(text: str, limit: int) -> str:
 
 def cause_of(case: str, test: dict, kind: str):
     """causes.py's (kind, explanation) for a case: the first pattern that matches it."""
-    for pattern, (their_kind, explanation) in causes.CAUSES.items():
-        if fnmatch.fnmatchcase(case, pattern):
-            return their_kind or kind, explanation
-    return kind, "not yet explained"
+    their_kind, explanation = causes.cause(case) or (None, "not yet explained")
+    return their_kind or kind, explanation
 
 
 def short_outcome(test) -> str:
@@ -233,6 +230,8 @@ def report(rows: list, args, command_line: str) -> str:
     stamp = datetime.datetime.fromtimestamp(first) if first else datetime.datetime.now()
     seeds = {meta.get("seed") for meta in metas}
     holders = metas[-1]["holders"] if metas else {}
+    command_row = next((row for row in rows if row["kind"] == "command"), {})
+    ended_on = next((row["machine"] for row in reversed(rows) if row["kind"] == "machine"), None)
 
     lines = [
         f"# ExecuTorch's backend operator suite: our flow beside ExecuTorch's, {stamp:%Y-%m-%d %H:%M}",
@@ -242,8 +241,9 @@ def report(rows: list, args, command_line: str) -> str:
         "(the suite's test session opened by flow_plugin.py, so every flow sees the same inputs for a case)",
         f"- run time: {', '.join(f'{flow} {seconds[flow] / 60:.0f} min' for flow in flows)} "
         f"({sum(seconds.values()) / 60:.0f} min in all)",
-        f"- checkout {git.short_commit()}; {machine.versions('executorch', 'torch', 'openvino')}",
-        f"- {machine.machine()}",
+        f"- checkout {command_row.get('checkout') or git.short_commit()}; "
+        f"{command_row.get('versions') or machine.versions('executorch', 'torch', 'openvino')}",
+        f"- {ended_on or machine.machine()}",
         "",
         "## What ran the programs",
         "",
@@ -308,8 +308,7 @@ def report(rows: list, args, command_line: str) -> str:
             lines += ["", f"Passed with something left outside our delegate ({len(partial)}):", ""]
             lines += reports.table_head(["test", "left outside", "why"])
             for case, test in sorted(partial.items()):
-                why = next((text for pattern, text in causes.UNDELEGATED.items() if fnmatch.fnmatchcase(case, pattern)),
-                           "not yet explained")
+                why = causes.why_outside(case) or "not yet explained"
                 lines.append(reports.row(f"`{case}`", ", ".join(sorted(undelegated_ops(test))), why))
         lines += accuracy(tests, flows)
         lines.append("")
@@ -425,10 +424,14 @@ def main() -> int:
     if record.exists() and not args.resume:
         record.unlink()
     if not args.resume:
-        append(record, {"kind": "command", "command": command_line})
+        # What ran is written down now: a report written later from the record names it, not the
+        # checkout of that moment.
+        append(record, {"kind": "command", "command": command_line, "checkout": git.short_commit(),
+                        "versions": machine.versions("executorch", "torch", "openvino")})
     for flow in [name.strip() for name in args.flows.split(",") if name.strip()]:
         reports.say(f"{flow}: running")
         run_flow(flow, targets, args, record)
+    append(record, {"kind": "machine", "machine": machine.machine()})  # its load at the run's end
     rows = read_record(record)
     first_command = next((row["command"] for row in rows if row["kind"] == "command"), command_line)
     reports.print_and_save(report(rows, args, first_command), directory, f"peer-suite-{reports.stamp()}.md")

@@ -123,10 +123,8 @@ def _indexed_dimension(node):
 def _wrapped_index(output):
     """The index before the frontend's wrap of negative rows, (i + n) mod n, which also folds any
     index past the end onto a row (eager raises for it): the wrap's input when `output` is one."""
+    output = _through_same_values(output)
     node = output.get_node()
-    while node.get_type_name() in _SAME_VALUES:
-        output = node.input(0).get_source_output()
-        node = output.get_node()
     # Only the frontend's own wrap (named after the index_put it translates, dividing by what it
     # added): a model's own (i + k) mod n takes any i.
     if node.get_type_name() != "Mod" or "aten.index_put" not in node.get_friendly_name():
@@ -137,9 +135,14 @@ def _wrapped_index(output):
     return total.input(0).get_source_output()
 
 
+def _through_same_values(output):
+    """The first output at or before `output` that is not made by a node keeping its input's values."""
+    while output.get_node().get_type_name() in _SAME_VALUES:
+        output = output.get_node().input(0).get_source_output()
+    return output
+
+
 def _input_behind(output):
     """The Parameter whose values `output` holds unchanged, or None."""
-    node = output.get_node()
-    while node.get_type_name() in _SAME_VALUES:
-        node = node.input(0).get_source_output().get_node()
+    node = _through_same_values(output).get_node()
     return node if node.get_type_name() == "Parameter" else None

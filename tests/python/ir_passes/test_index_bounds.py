@@ -17,6 +17,7 @@ from executorch_openvino.container import blob
 from executorch_openvino.runtime.errors import DelegateError
 from llm_models import CONTEXT, et_llama, export_et_llama, method_step
 from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+from lowering import lower
 
 VOCAB = 128  # llm_models.et_llama's
 
@@ -29,7 +30,7 @@ def _bounds_of(pte: bytes) -> tuple:
 def _eager_refuses(call) -> bool:
     try:
         call()
-    except IndexError:
+    except (IndexError, RuntimeError):  # index_select and gather raise RuntimeError, the others IndexError
         return True
     return False
 
@@ -120,8 +121,7 @@ class Lookup(torch.nn.Module):
 def test_an_embedding_index_is_refused_exactly_where_eager_refuses_it_naming_the_input_and_range():
     torch.manual_seed(0)
     model, ids = Lookup().eval(), torch.tensor([[1, 9, 3]])
-    pte = to_edge_transform_and_lower(torch.export.export(model, (ids,)),
-                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    pte = lower(model, (ids,))
     assert [(b.input, b.low, b.high) for b in _bounds_of(pte)] == [(0, 0, 10)]
     method = Runtime.get().load_program(pte).load_method("forward")
     for value in (-11, -10, -1, 0, 1, 9, 10, 11):
@@ -147,8 +147,7 @@ class Rows(torch.nn.Module):
 
 def test_a_plain_index_keeps_its_negative_range_where_eager_takes_it():
     model, ids = Rows().eval(), torch.tensor([1, 9, 3])
-    pte = to_edge_transform_and_lower(torch.export.export(model, (ids,)),
-                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    pte = lower(model, (ids,))
     method = Runtime.get().load_program(pte).load_method("forward")
     for value in (-11, -10, -1, 0, 9, 10):
         probe = torch.tensor([1, value, 3])
@@ -188,26 +187,17 @@ class _Indexing(torch.nn.Module):
         return self.fn(x, i)
 
 
-def _refused_by_eager(call) -> bool:
-    try:
-        call()
-    except (IndexError, RuntimeError):  # index_select and gather raise RuntimeError
-        return True
-    return False
-
-
 @pytest.mark.parametrize("name", list(_INDEXING))
 def test_an_indexing_operators_index_is_refused_exactly_where_eager_refuses_it(name):
     fn, index_of = _INDEXING[name]
     model, x = _Indexing(fn).eval(), torch.arange(ROWS * 3, dtype=torch.float32).reshape(ROWS, 3) + 1
-    pte = to_edge_transform_and_lower(torch.export.export(model, (x, index_of(1))),
-                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    pte = lower(model, (x, index_of(1)))
     assert [b.input for b in _bounds_of(pte)] == [1], "the index input is bounded"
     method = Runtime.get().load_program(pte).load_method("forward")
     refused = []
     for value in (-ROWS - 1, -ROWS, -1, 0, 1, ROWS - 1, ROWS):
         probe = index_of(value)
-        if _refused_by_eager(lambda: model(x, probe)):
+        if _eager_refuses(lambda: model(x, probe)):
             refused.append(value)
             with pytest.raises(DelegateError, match=rf"input 1 holds {value} at element \d+, outside \["):
                 method.execute([x, probe])
@@ -222,8 +212,7 @@ def test_several_index_tensors_count_each_negative_index_in_its_own_dimension():
     model = _Indexing(lambda x, i: (x[i[0], i[1]], x[i[0], :, i[1]])).eval()
     x = torch.arange(ROWS * 4 * 3, dtype=torch.float32).reshape(ROWS, 4, 3)
     pairs = torch.tensor([[r, c] for r in range(-ROWS, ROWS) for c in range(-3, 3)]).T.contiguous()
-    pte = to_edge_transform_and_lower(torch.export.export(model, (x, pairs)),
-                                      partitioner=[executorch_openvino.OpenvinoPartitioner()]).to_executorch().buffer
+    pte = lower(model, (x, pairs))
     method = Runtime.get().load_program(pte).load_method("forward")
     for got, expected in zip(method.execute([x, pairs]), model(x, pairs)):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
