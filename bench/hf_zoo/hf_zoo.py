@@ -8,8 +8,11 @@ our latency against native OpenVINO on the same model, and the lowering time.
 Each model runs in a child process of its own (memory, and one model's failure stays its own).
 ours: export -> to_edge_transform_and_lower(OpenvinoPartitioner) -> to_executorch, timed as the
 lowering; run through executorch.runtime. native: openvino.convert_model of the same module,
-compiled with the properties our delegate uses (f32, LATENCY). Latency is measured interleaved:
-R rounds, each a block of calls of both, the order alternating; the ratio is of the medians.
+compiled with the properties our delegate uses (f32, LATENCY). xnnpack: the same exported program
+lowered with ExecuTorch's XnnpackPartitioner (fp32), through executorch.runtime. fast: our program
+loaded with precision="fast" (the CPU's own default precision: bf16 where it has it), timed only
+where that is not f32. Latency is measured interleaved: R rounds, each a block of calls of every
+side, the order alternating; the ratio is of the medians.
 The report goes to bench/results/hf-zoo-<size>-<date>.md.
 """
 
@@ -47,6 +50,7 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
     started = time.perf_counter()
     exported = torch.export.export(model, inputs)
     export_seconds = time.perf_counter() - started
+    exported_again = torch.export.export(model, inputs)  # lowering consumes its program; XNNPACK's own copy
     partitioner = executorch_openvino.OpenvinoPartitioner()
     started = time.perf_counter()
     edge = to_edge_transform_and_lower(exported, partitioner=[partitioner])
@@ -71,7 +75,21 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
     native_out = request.infer(feeds)[0]
     native_error = float(np.abs(native_out - expected.numpy()).max()) / scale
 
-    sides = {"ours": lambda: method.execute(list(inputs)), "native": lambda: request.infer(feeds)}
+    from executorch_openvino.runtime.precision import default_precision
+
+    xnnpack = _xnnpack_method(exported_again)
+    xnnpack_error = (xnnpack.execute(list(inputs))[0] - expected).abs().max().item() / scale
+    sides = {"ours": lambda: method.execute(list(inputs)), "native": lambda: request.infer(feeds),
+             "xnnpack": lambda: xnnpack.execute(list(inputs))}
+    fast_precision, fast_error = default_precision("CPU"), None
+    if fast_precision != "f32":  # else precision=fast is this very program's f32
+        executorch_openvino.set_options(precision="fast")
+        try:
+            fast = Runtime.get().load_program(pte).load_method("forward")
+        finally:
+            executorch_openvino.set_options(precision=None)
+        fast_error = (fast.execute(list(inputs))[0] - expected).abs().max().item() / scale
+        sides["fast"] = lambda: fast.execute(list(inputs))
     for call in sides.values():  # warm-up
         call()
     times = {side: [] for side in sides}  # ms per call, every round
@@ -82,7 +100,15 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
             times[side] += block
             per_round[side].append(statistics.median(block))
     round_ratios = ratios(per_round["ours"], per_round["native"])
+    xnnpack_ratios = ratios(per_round["ours"], per_round["xnnpack"])
+    fast_ratios = ratios(per_round["fast"], per_round["ours"]) if "fast" in sides else None
     return {
+        "xnnpack_ms": statistics.median(times["xnnpack"]), "xnnpack_error": xnnpack_error,
+        "ours_over_xnnpack": statistics.median(times["ours"]) / statistics.median(times["xnnpack"]),
+        "ours_over_xnnpack_range": [min(xnnpack_ratios), max(xnnpack_ratios)],
+        "fast_precision": fast_precision, "fast_error": fast_error,
+        "fast_over_exact": statistics.median(times["fast"]) / statistics.median(times["ours"]) if fast_ratios else None,
+        "fast_over_exact_range": [min(fast_ratios), max(fast_ratios)] if fast_ratios else None,
         "model": name, "size": size, "partitions": len(delegates), "outside": len(outside),
         "delegated_pct": 100.0 * inside / max(1, inside + len(outside)),
         "error": error, "native_error": native_error,
@@ -91,6 +117,24 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
         "ratio_range": [min(round_ratios), max(round_ratios)],
         "export_s": export_seconds, "lowering_s": lowering_seconds,
     }
+
+
+def _xnnpack_method(exported):
+    """The program lowered with ExecuTorch's XNNPACK partitioner (fp32), its forward method loaded."""
+    from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    pte = to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()]).to_executorch().buffer
+    return Runtime.get().load_program(pte).load_method("forward")
+
+
+def _fast(row) -> str:
+    if row.get("fast_over_exact") is None:
+        return f"{row.get('fast_precision') or '?'}: the same program (no faster precision on this CPU)"
+    low, high = row["fast_over_exact_range"]
+    return (f"{row['fast_precision']}: {row['fast_over_exact']:.3f} ({low:.2f}-{high:.2f}) of exact's time, "
+            f"error {row['fast_error']:.1e}")
 
 
 def report(rows, size: str, load_before: float) -> str:
@@ -104,17 +148,24 @@ def report(rows, size: str, load_before: float) -> str:
         "- latency: median of interleaved blocks, ours through executorch.runtime, native through OpenVINO's Python API; "
         "error: max |ours - eager| / max(1, max |eager|); lowering: to_edge_transform_and_lower + to_executorch",
         "",
-        *reports.table_head(["model", "delegated", "partitions", "error (ours)", "error (native)", "ours ms", "native ms",
-                             "ours / native (per-round range)", "export s", "lowering s"]),
+        "- xnnpack: ExecuTorch's XnnpackPartitioner, fp32; fast: precision=\"fast\" (the CPU's own default "
+        "precision), only timed where that is not f32",
+        "",
+        *reports.table_head(["model", "delegated", "partitions", "error (ours)", "error (native)", "error (xnnpack)",
+                             "ours ms", "native ms", "xnnpack ms", "ours / native (per-round range)",
+                             "ours / xnnpack (per-round range)", "precision=fast", "export s", "lowering s"]),
     ]
     for row in rows:
         if "failed" in row:
-            lines.append(f"| {row['model']} | failed: {row['failed']} |||||||||")
+            lines.append(f"| {row['model']} | failed: {row['failed']} |||||||||||||")
             continue
         lines.append(reports.row(
             row["model"], f"{row['delegated_pct']:.0f} % ({row['outside']} ops outside)", row["partitions"],
-            f"{row['error']:.1e}", f"{row['native_error']:.1e}", f"{row['ours_ms']:.2f}", f"{row['native_ms']:.2f}",
-            f"{row['ratio']:.3f} ({row['ratio_range'][0]:.2f}-{row['ratio_range'][1]:.2f})", f"{row['export_s']:.1f}",
+            f"{row['error']:.1e}", f"{row['native_error']:.1e}", f"{row['xnnpack_error']:.1e}", f"{row['ours_ms']:.2f}",
+            f"{row['native_ms']:.2f}", f"{row['xnnpack_ms']:.2f}",
+            f"{row['ratio']:.3f} ({row['ratio_range'][0]:.2f}-{row['ratio_range'][1]:.2f})",
+            f"{row['ours_over_xnnpack']:.3f} ({row['ours_over_xnnpack_range'][0]:.2f}-"
+            f"{row['ours_over_xnnpack_range'][1]:.2f})", _fast(row), f"{row['export_s']:.1f}",
             f"{row['lowering_s']:.1f}"))
     return "\n".join(lines) + "\n"
 

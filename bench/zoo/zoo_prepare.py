@@ -118,7 +118,7 @@ def write_native(folder: Path, run: ModelRun) -> None:
     blob = parse_blob(data)
     options = compile_specs.from_compile_specs(delegate.compile_specs)
     # What the library compiles with: the program's properties plus its load-time defaults.
-    properties = compile_specs.load_time_properties(options.device, options.properties)
+    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision)
     (folder / "model.xml").write_bytes(blob.ir_xml)
     (folder / "model.bin").write_bytes(blob.ir_weights)
     # The delegate call's arguments are its inputs then its outputs, as method values; the IR's

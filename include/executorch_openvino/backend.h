@@ -27,12 +27,16 @@
 //     (informational; the models are in the delegate blob).
 //   "static_caches": "1" when the exporter kept KV caches static instead of growing them
 //     (informational; the IR is what it is).
+//   "precision": "exact" (INFERENCE_PRECISION_HINT=f32: eager fp32's results) or "fast" (the
+//     device's own default: bf16 or f16 where the hardware has it, else f32); overridden at load
+//     time by the "precision" and "inference_precision" options.
 //   Any key made of upper-case letters, digits and '_' (e.g. "INFERENCE_PRECISION_HINT",
 //   "PERFORMANCE_HINT", "NUM_STREAMS") is passed to OpenVINO's compile_model as a property.
 #define EXECUTORCH_OPENVINO_SPEC_DEVICE "device"
 #define EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 "compress_to_fp16"
 #define EXECUTORCH_OPENVINO_SPEC_PRECOMPILE "precompile"
 #define EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES "static_caches"
+#define EXECUTORCH_OPENVINO_SPEC_PRECISION "precision"
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,7 +68,8 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const 
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 
 // Process-wide defaults for programs loaded from now on, by option key: device, performance_hint,
-// num_threads, num_streams, inference_precision, cache_dir, enable_mmap, enable_profiling. They
+// num_threads, num_streams, precision (exact or fast), inference_precision, cache_dir, enable_mmap,
+// enable_profiling. They
 // override the program's compile specs and the environment (EXECUTORCH_OPENVINO_<KEY>), and are
 // overridden by load-time options (runtime_specs for our backend id). An empty or NULL value
 // removes the key. Returns 0, or the ExecuTorch error code (InvalidArgument for an unknown key or

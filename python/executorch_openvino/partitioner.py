@@ -30,6 +30,10 @@ class OpenvinoPartitioner(Partitioner):
                      time PERFORMANCE_HINT defaults to LATENCY and, on CPU and AUTO,
                      INFERENCE_PRECISION_HINT to f32 so results match eager fp32.
                      compress_to_fp16=True stores the weights as fp16 (off by default).
+    precision:       "exact" (INFERENCE_PRECISION_HINT=f32 on every device: eager fp32's results) or
+                     "fast" (the device's own default: bf16 on CPUs with bf16 or AMX, f16 on GPUs,
+                     f32 elsewhere). Unset: exact on CPU and AUTO, the device's own on GPU / NPU.
+                     A load may choose again (the precision run-time option). docs/precision.md.
     precompile:      devices (e.g. ["CPU"]) to embed a compiled model for, made on this machine
                      with the installed OpenVINO; used at load time when the device, options and
                      OpenVINO version match, else the IR is compiled (and a log line says why).
@@ -60,11 +64,12 @@ class OpenvinoPartitioner(Partitioner):
         stateful: bool = True,
         grow_caches: bool = True,
         external_weights: Optional[str] = None,
+        precision: Optional[str] = None,
     ) -> None:
         if external_weights is not None and (not isinstance(external_weights, str) or not external_weights
                                              or any(c in external_weights for c in "/\\\0")):
             raise ValueError(f"external_weights takes a file name tag such as 'model', got {external_weights!r}")
-        self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches)
+        self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches, precision)
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)

@@ -1,5 +1,6 @@
 #include "delegate/compile_options.h"
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +64,15 @@ bool writable_folder(const std::filesystem::path& folder) {
 
 }  // namespace
 
+Outcome<std::string> precision_hint(const std::string& word) {
+  std::string lowered = word;
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lowered == "exact") return std::string("f32");
+  if (lowered == "fast") return std::string(kDeviceDefaultPrecision);
+  return Failure{FailureKind::kInvalidArgument,
+                 "precision '" + word + "': expected exact (f32, eager's results) or fast (the device's default)"};
+}
+
 bool is_virtual_device(const std::string& device) {
   if (device.find(':') != std::string::npos) return true;
   for (const char* name : {"AUTO", "HETERO", "MULTI", "BATCH"}) {
@@ -93,7 +103,15 @@ std::string apply_defaults(CompileOptions& options) {
   // BATCH only batches for GPU; the other virtual devices may pick the CPU.
   const bool cpu_or_virtual = device == "CPU" || device.rfind("CPU.", 0) == 0 ||
                               (is_virtual_device(device) && device.rfind("BATCH", 0) != 0);
-  if (cpu_or_virtual && !has_property(options, "INFERENCE_PRECISION_HINT")) {
+  const std::string* precision = find_property(options, "INFERENCE_PRECISION_HINT");
+  if (precision != nullptr && *precision == kDeviceDefaultPrecision) {
+    for (auto it = options.properties.begin(); it != options.properties.end(); ++it) {
+      if (it->key == "INFERENCE_PRECISION_HINT") {
+        options.properties.erase(it);  // precision=fast: the device's own default
+        break;
+      }
+    }
+  } else if (cpu_or_virtual && precision == nullptr) {
     options.properties.push_back({"INFERENCE_PRECISION_HINT", "f32"});
   }
   for (auto it = options.properties.begin(); it != options.properties.end(); ++it) {
@@ -117,6 +135,17 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
     if (key == EXECUTORCH_OPENVINO_SPEC_DEVICE) {
       if (value.empty()) return Failure{FailureKind::kInvalidBlob, "compile spec 'device' is empty"};
       options.device = value;
+    } else if (key == EXECUTORCH_OPENVINO_SPEC_PRECISION) {
+      Outcome<std::string> hint = precision_hint(value);
+      if (!hint.ok()) return Failure{FailureKind::kInvalidBlob, "compile spec " + hint.failure().message};
+      if (find_property(options, "INFERENCE_PRECISION_HINT") != nullptr) {
+        return Failure{FailureKind::kInvalidBlob,
+                       "compile specs 'precision' and 'INFERENCE_PRECISION_HINT' are both set; the exporter writes one"};
+      }
+      options.properties.push_back({"INFERENCE_PRECISION_HINT", hint.value()});
+    } else if (key == "INFERENCE_PRECISION_HINT" && find_property(options, key.c_str()) != nullptr) {
+      return Failure{FailureKind::kInvalidBlob,
+                     "compile specs 'precision' and 'INFERENCE_PRECISION_HINT' are both set; the exporter writes one"};
     } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE ||
                key == EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES) {
       continue;  // what the exporter did (fp16 weights, embedded compiled models, cache form); nothing to set

@@ -24,6 +24,13 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
 // or CPU when it has none. Its other specs configured that compilation and are not ours to apply.
 std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs);
 
+// The precision words of the "precision" spec and option, as INFERENCE_PRECISION_HINT values:
+// "exact" -> "f32"; "fast" -> kDeviceDefaultPrecision, which apply_defaults removes so that the
+// device's own default applies (bf16 or f16 where the hardware has it). Anything else fails,
+// naming the two words.
+inline constexpr const char* kDeviceDefaultPrecision = "";
+Outcome<std::string> precision_hint(const std::string& word);
+
 // AUTO, HETERO:..., MULTI:..., BATCH:...: devices that choose the real devices as a model loads.
 bool is_virtual_device(const std::string& device);
 
@@ -35,7 +42,8 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 //     threads and streams are left to OpenVINO.
 //   INFERENCE_PRECISION_HINT=f32 on CPU and on virtual devices (AUTO, HETERO:..., which may pick
 //     the CPU): OpenVINO's CPU default is bf16 where the processor has it, and an fp32 PyTorch
-//     model should give fp32 results. GPU and NPU keep their own defaults.
+//     model should give fp32 results. GPU and NPU keep their own defaults. precision=fast
+//     (kDeviceDefaultPrecision) leaves every device its own default.
 //   CACHE_DIR (from any channel): the model cache folder (model_file_cache.h; OpenVINO's own
 //     CACHE_DIR for virtual devices). A folder that cannot be created or written is dropped with a
 //     warning (returned), never a failure.

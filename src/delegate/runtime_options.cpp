@@ -45,11 +45,14 @@ std::optional<std::string> environment_option(const OptionSpec& spec) {
   return loader::to_utf8(*value);
 }
 
-void set_in(CompileOptions& options, const OptionSpec& spec, const std::string& value) {
+void set_in(CompileOptions& options, const OptionSpec& spec, const std::string& normalized) {
   if (spec.property == nullptr) {
-    options.device = value;
+    options.device = normalized;
     return;
   }
+  // precision is a word for INFERENCE_PRECISION_HINT: the same property, so whichever channel
+  // is higher wins between the two options (and, within one channel, inference_precision).
+  const std::string value = spec.kind == OptionKind::kPrecision ? precision_hint(normalized).value() : normalized;
   for (ov::Property& property : options.properties) {
     if (property.key == spec.property) {
       property.value = value;
@@ -79,6 +82,7 @@ const std::vector<OptionSpec>& option_specs() {
       {"performance_hint", "PERFORMANCE_HINT", OptionKind::kText},
       {"num_threads", "INFERENCE_NUM_THREADS", OptionKind::kCount},
       {"num_streams", "NUM_STREAMS", OptionKind::kStreams},
+      {"precision", "INFERENCE_PRECISION_HINT", OptionKind::kPrecision},  // before inference_precision
       {"inference_precision", "INFERENCE_PRECISION_HINT", OptionKind::kText},
       {"cache_dir", "CACHE_DIR", OptionKind::kText},
       {"enable_mmap", "ENABLE_MMAP", OptionKind::kSwitch},
@@ -126,6 +130,11 @@ Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value)
       if (upper(value) == "AUTO") return std::string("AUTO");
       if (!is_count(value)) return refuse("a whole number >= 0 or AUTO");
       return value;
+    case OptionKind::kPrecision: {
+      const std::string word = lower(value);
+      if (!precision_hint(word).ok()) return refuse("exact (f32, eager's results) or fast (the device's default)");
+      return word;
+    }
     case OptionKind::kSwitch: {
       const std::string word = lower(value);
       if (word == "1" || word == "true" || word == "yes" || word == "on") return std::string("YES");

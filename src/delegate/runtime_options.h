@@ -20,7 +20,7 @@
 
 namespace executorch_openvino::delegate {
 
-enum class OptionKind { kText, kCount, kStreams, kSwitch };
+enum class OptionKind { kText, kCount, kStreams, kSwitch, kPrecision };
 
 struct OptionSpec {
   const char* key;       // "num_threads"
@@ -37,7 +37,8 @@ std::string option_keys_text();
 Outcome<const OptionSpec*> known_option(std::string_view key);
 
 // Checks and normalises a value for `spec`: counts are non-negative integers; streams a count or
-// AUTO; switches accept true/false/yes/no/1/0 and become YES/NO (OpenVINO's spelling). The failure
+// AUTO; switches accept true/false/yes/no/1/0 and become YES/NO (OpenVINO's spelling); precision
+// exact or fast (kept as the word; it sets INFERENCE_PRECISION_HINT, see precision_hint). The failure
 // names the key and what it accepts.
 Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value);
 

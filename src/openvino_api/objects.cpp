@@ -178,6 +178,21 @@ Status export_model(Runtime& runtime, const ov_compiled_model* compiled, const s
   return ok_status();
 }
 
+Outcome<std::string> device_property(Runtime& runtime, const std::string& device, const std::string& key) {
+  Outcome<ov_core*> core = runtime.core();
+  if (!core.ok()) return core.failure();
+  char* value = nullptr;
+  StatusCode status;
+  {
+    std::shared_lock<std::shared_mutex> shared(runtime.core_settings_mutex());  // not mid-import
+    status = runtime.api().ov_core_get_property(core.value(), device.c_str(), key.c_str(), &value);
+  }
+  if (status != kOk) return runtime.failure(status, "reading device " + device + "'s property " + key);
+  std::string text = value == nullptr ? "" : value;
+  if (value != nullptr) runtime.api().ov_free(value);
+  return text;
+}
+
 Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
                                              const std::string& key) {
   char* value = nullptr;

@@ -63,6 +63,9 @@ Outcome<CompiledModelPtr> import_model(Runtime& runtime, const void* content, si
 // file only, not to memory.
 Status export_model(Runtime& runtime, const ov_compiled_model* compiled, const std::string& path);
 
+// A device's property on the shared core, as OpenVINO prints it: what a compilation without it takes.
+Outcome<std::string> device_property(Runtime& runtime, const std::string& device, const std::string& key);
+
 // A property of a compiled model, as OpenVINO prints it ("LATENCY", "4", "f32").
 Outcome<std::string> compiled_model_property(Runtime& runtime, const ov_compiled_model* compiled,
                                              const std::string& key);

@@ -231,7 +231,7 @@ def _case(name: str, quantized, float_model: nn.Module, samples: List[torch.Tens
         float_outputs = [float_model(x).numpy() for x in samples]
     return Case(
         name, quantized, pte, delegates, outside, bytes(blob.ir_xml), bytes(blob.ir_weights),
-        compile_specs.load_time_properties(options.device, options.properties), samples, quantized_outputs,
+        compile_specs.load_time_properties(options.device, options.properties, options.precision), samples, quantized_outputs,
         float_outputs,
     )
 

@@ -1,7 +1,7 @@
 """The command line: `python -m executorch_openvino` or `executorch-openvino`.
 
     executorch-openvino --cmake-prefix-path       the prefix for find_package(executorch_openvino)
-    executorch-openvino doctor [--skip cmake]     checks the installation, one line per check
+    executorch-openvino doctor [--skip CHECK]     checks the installation, one line per check
     executorch-openvino export MODULE:FACTORY --out model.pte [--example-input 1,3,224,224:float32]
     executorch-openvino run model.pte [--input x.npy] [--output-dir out] [--option KEY=VALUE]
     executorch-openvino bench model.pte [-n 50 | -t SECONDS] [--rounds 5] [--mode latency|throughput]

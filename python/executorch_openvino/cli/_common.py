@@ -63,6 +63,24 @@ def option_pair(text: str) -> Tuple[str, str]:
     return key.strip(), value.strip()
 
 
+PRECISIONS = ("exact", "fast")  # container.compile_specs.PRECISIONS, without importing ExecuTorch for --help
+
+
+def precision_word(text: str) -> str:
+    """argparse type of --precision: exact or fast, in any case."""
+    import argparse
+
+    if text.lower() not in PRECISIONS:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose exact (f32, eager's results) or fast (the device's "
+                                         "fastest precision)")
+    return text.lower()
+
+
+def precision_pair(text: str) -> Tuple[str, str]:
+    """argparse type of run / bench / generate --precision: the --option pair it stands for."""
+    return "precision", precision_word(text)
+
+
 @contextmanager
 def options_applied(pairs: Sequence[Tuple[str, str]]) -> Iterator[dict]:
     """Sets the --option values with executorch_openvino.set_options for programs loaded inside the

@@ -1,6 +1,6 @@
 """`doctor`: one line per check of the installation, OK or FAIL with the fix.
 
-Exit status 0 when every check that was not skipped is OK, 1 otherwise.
+Exit status 0 when every check that was not skipped is OK (or INFO), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ CHECKS = {
     "upstream": "OpenvinoBackend name",
     "options": "run-time options",
     "cpu": "CPU for OpenVINO",
+    "fast": "precision=fast",
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
@@ -38,9 +39,11 @@ class Result:
     detail: str
     fix: str = ""
     warn: bool = False  # OK, but something to know (does not fail doctor)
+    info: bool = False  # not applicable to this kind of installation, said as what it is (does not fail)
 
     def line(self) -> str:
-        status = "SKIP" if self.ok is None else ("FAIL" if not self.ok else "WARN" if self.warn else "OK")
+        status = "SKIP" if self.ok is None else (
+            "FAIL" if not self.ok else "INFO" if self.info else "WARN" if self.warn else "OK")
         text = f"{status:<5} {CHECKS[self.key]:<{_WIDTH}}  {self.detail}"
         if (self.ok is False or self.warn) and self.fix:
             text += f" -- {'fix' if self.ok is False else 'note'}: {self.fix}"
@@ -51,7 +54,7 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="check ExecuTorch, the OpenVINO runtime, the delegate library and the CMake package",
-        description="Checks the installation, one line per check. Exit status 0 when every check is OK.",
+        description="Checks the installation, one line per check. Exit status 0 when no check fails.",
     )
     parser.add_argument(
         "--skip",
@@ -59,8 +62,7 @@ def register(subparsers) -> None:
         default=[],
         choices=sorted(CHECKS),
         metavar="CHECK",
-        help=f"do not count this check (repeatable): {', '.join(CHECKS)}; "
-        "e.g. --skip cmake in a source checkout, which has no CMake package",
+        help=f"do not count this check (repeatable): {', '.join(CHECKS)}",
     )
     parser.set_defaults(func=main)
 
@@ -138,6 +140,30 @@ def _check_cpu() -> Result:
                       "executorch_openvino.quantization (overflow fix on by default), see docs/quantization.md",
                       warn=True)
     return Result("cpu", True, detail)
+
+
+def _check_fast(devices) -> Result:
+    """What precision=fast computes in on each device here, and whether it differs from exact."""
+    try:
+        from executorch_openvino.runtime.precision import default_precision
+
+        import openvino as ov
+
+        core = ov.Core()
+        chosen = {device: default_precision(device, core) for device in devices}
+    except Exception as error:  # the openvino Python package is optional for running programs
+        return Result("fast", None, f"not asked ({type(error).__name__}: {error}); needs the openvino Python package")
+    parts = []
+    for device, precision in chosen.items():
+        if precision is None:
+            parts.append(f"{device}: its own choice per model")
+        elif precision == "f32":
+            parts.append(f"{device}: f32, the same as exact" + (" (this processor has neither bf16 nor f16)"
+                                                                    if device.startswith("CPU") else ""))
+        else:
+            parts.append(f"{device}: {precision} instead of exact's f32 (faster; {precision} keeps 2 to 3 "
+                         "significant digits; `executorch-openvino bench MODEL.pte` measures both)")
+    return Result("fast", True, "; ".join(parts) or "no devices", info=True)
 
 
 def _runtime_origin() -> str:
@@ -218,11 +244,15 @@ def collect(skip=()) -> List[Result]:
         results.append(Result("options", True, text))
 
     results.append(_check_cpu())
+    results.append(_check_fast(found.devices if found is not None and not found.openvino_error else ["CPU"]))
 
-    # CMake package.
+    # CMake package: only an installed wheel has one.
     config = cmake_config()
     if config.is_file():
         results.append(Result("cmake", True, f"prefix {cmake_prefix()}"))
+    elif _our_version() == SOURCE_CHECKOUT:
+        results.append(Result("cmake", True, f"none in a source checkout ({PACKAGE_DIR}); find_package("
+                              "executorch_openvino) takes an installed wheel's (pip install .)", info=True))
     else:
         results.append(Result("cmake", False, f"{config} does not exist (the CMake package exists only in an "
                               "installed wheel)", "install the wheel (pip install .)"))
@@ -233,13 +263,25 @@ def collect(skip=()) -> List[Result]:
     return results
 
 
+SOURCE_CHECKOUT = "a source checkout"
+
+
 def _our_version() -> str:
+    """The installed distribution's version; SOURCE_CHECKOUT when the package is imported from a tree
+    that pip did not install (PYTHONPATH=python, as make test runs it)."""
     import importlib.metadata
 
     try:
-        return importlib.metadata.version("executorch-openvino")
+        version = importlib.metadata.version("executorch-openvino")
     except importlib.metadata.PackageNotFoundError:
-        return "a source checkout"
+        return SOURCE_CHECKOUT
+    # An installed distribution elsewhere does not make this folder an installed one.
+    try:
+        files = importlib.metadata.files("executorch-openvino") or []
+        installed = {Path(f.locate()).resolve() for f in files if f.name == "__init__.py"}
+    except Exception:  # a distribution without a RECORD: trust its version
+        return version
+    return version if not installed or (PACKAGE_DIR / "__init__.py").resolve() in installed else SOURCE_CHECKOUT
 
 
 def main(args) -> int:

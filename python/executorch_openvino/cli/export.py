@@ -7,7 +7,7 @@ import collections
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from ._common import CliError, model_from_factory, say, shape_text, dtype_text, step, usage_error
+from ._common import CliError, dtype_text, model_from_factory, precision_word, say, shape_text, step, usage_error
 
 _NOT_OPERATORS = ("getitem", "executorch_call_delegate")
 
@@ -38,6 +38,10 @@ def register(subparsers) -> None:
         help="an OpenVINO property for compile_model (e.g. PERFORMANCE_HINT=LATENCY), or "
         "compress_to_fp16=1 (repeatable)",
     )
+    parser.add_argument("--precision", type=precision_word, metavar="exact|fast",
+                        help="exact: f32 on every device, eager's results; fast: the device's fastest precision "
+                        "(bf16 or f16 where the hardware has it). Default: exact on CPU, the device's own "
+                        "elsewhere; a load may choose again (docs/precision.md)")
     parser.add_argument("--external-weights", metavar="NAME",
                         help="write the weights to NAME.ptd beside the .pte instead of into it (load the program "
                         "with that data file: run/generate --data)")
@@ -102,7 +106,8 @@ def main(args) -> int:
     options = parse_compile_options(args.compile_option)
     try:
         partitioner = executorch_openvino.OpenvinoPartitioner(device=args.device, compile_options=options,
-                                                              external_weights=args.external_weights)
+                                                              external_weights=args.external_weights,
+                                                              precision=args.precision)
     except ValueError as error:
         raise usage_error(str(error)) from None
     if args.out.suffix != ".pte":

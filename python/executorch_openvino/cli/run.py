@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 from ._common import (CliError, describe_model, dtype_text, load_inputs, loaded_models_since, method_input_specs,
-                      option_pair, options_applied, say, shape_text, usage_error)
+                      option_pair, options_applied, precision_pair, say, shape_text, usage_error)
 
 SHOWN_VALUES = 6
 
@@ -37,8 +37,12 @@ def add_data_argument(parser) -> None:
 def add_option_argument(parser) -> None:
     parser.add_argument("--option", action="append", default=[], type=option_pair, metavar="KEY=VALUE",
                         help="a run-time option of the delegate, for programs loaded by this command (repeatable): "
-                        "device, num_threads, num_streams, performance_hint, inference_precision, cache_dir, "
-                        "enable_mmap, enable_profiling (docs/options.md)")
+                        "device, num_threads, num_streams, performance_hint, precision, inference_precision, "
+                        "cache_dir, enable_mmap, enable_profiling (docs/options.md)")
+    # The same list as --option: --precision fast is --option precision=fast.
+    parser.add_argument("--precision", dest="option", action="append", type=precision_pair, metavar="exact|fast",
+                        help="exact: f32, eager's results; fast: the device's fastest precision (bf16 or f16 where "
+                        "the hardware has it); overrides the program's choice (docs/precision.md)")
 
 
 def load_method_inputs(pte: Path, method: str, input_files, data: Optional[Path] = None):

@@ -5,6 +5,8 @@ Keys (see include/executorch_openvino/backend.h):
   compress_to_fp16   "1" when the weights were stored as fp16 (asked for by the user)
   precompile         devices a compiled model was embedded for, comma-separated (informational)
   static_caches      "1" when KV caches were kept in their static form (informational)
+  precision          "exact" (INFERENCE_PRECISION_HINT=f32) or "fast" (the device's own default:
+                     bf16 / f16 where the hardware has it); never written beside INFERENCE_PRECISION_HINT
   UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
 """
 
@@ -20,6 +22,10 @@ DEVICE = "device"
 COMPRESS_TO_FP16 = "compress_to_fp16"
 PRECOMPILE = "precompile"
 STATIC_CACHES = "static_caches"
+PRECISION = "precision"
+# The one-word choice between eager's fp32 results and OpenVINO's fastest precision for the device.
+PRECISIONS = ("exact", "fast")
+_HINT = "INFERENCE_PRECISION_HINT"
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 
 
@@ -30,6 +36,7 @@ class ExportOptions:
     compress_to_fp16: bool = False
     precompile: Tuple[str, ...] = ()
     grow_caches: bool = True  # ir_passes/grown_cache.py
+    precision: Optional[str] = None  # PRECISIONS; None: f32 on CPU (exact), the device's own elsewhere
 
 
 def _text(value: Any) -> str:
@@ -40,11 +47,11 @@ def _text(value: Any) -> str:
 
 def export_options(
     device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = (),
-    grow_caches: bool = True,
+    grow_caches: bool = True, precision: Optional[str] = None,
 ) -> ExportOptions:
     """Validates the partitioner's arguments. `compile_options` holds OpenVINO properties
     (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16.
-    `precompile` names devices to embed a compiled model for."""
+    `precompile` names devices to embed a compiled model for. `precision` is "exact" or "fast"."""
     if not isinstance(device, str) or not device:
         raise ValueError(f"device must be a non-empty string such as 'CPU', got {device!r}")
     options = dict(compile_options or {})
@@ -65,18 +72,36 @@ def export_options(
     for name in devices:
         if not isinstance(name, str) or not name or "," in name:
             raise ValueError(f"precompile takes device names such as 'CPU', got {name!r}")
-    return ExportOptions(device, properties, compress, devices, bool(grow_caches))
+    precision = check_precision(precision, "precision")
+    if precision is not None and _HINT in properties:
+        raise ValueError(f"precision={precision!r} and compile option {_HINT} both choose the precision: pass one "
+                         f"(precision='exact' is {_HINT}='f32'; 'fast' leaves the device its own default)")
+    return ExportOptions(device, properties, compress, devices, bool(grow_caches), precision)
 
 
-def load_time_properties(device: str, properties: Mapping[str, str]) -> Dict[str, str]:
+def check_precision(precision: Optional[str], what: str) -> Optional[str]:
+    """`precision` in lower case, or None; a ValueError naming `what` for anything but PRECISIONS."""
+    if precision is None:
+        return None
+    word = precision.lower() if isinstance(precision, str) else precision
+    if word not in PRECISIONS:
+        raise ValueError(f"{what} takes 'exact' (f32, eager's results) or 'fast' (the device's fastest precision: "
+                         f"bf16 or f16 where the hardware has it), got {precision!r}")
+    return word
+
+
+def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None) -> Dict[str, str]:
     """The properties the runtime library compiles with when nothing overrides them at load time:
     the program's own plus the library's defaults (src/delegate/compile_options.cpp,
     apply_defaults). A precompiled model must be compiled with exactly these to be used."""
     result = dict(properties)
     result.setdefault("PERFORMANCE_HINT", "LATENCY")
-    cpu_or_virtual = device == "CPU" or device.startswith(("CPU.", "AUTO", "HETERO", "MULTI"))
-    if cpu_or_virtual:
-        result.setdefault("INFERENCE_PRECISION_HINT", "f32")
+    if precision == "exact":
+        result[_HINT] = "f32"
+    elif precision == "fast":
+        result.pop(_HINT, None)  # the device's own default
+    elif device == "CPU" or device.startswith(("CPU.", "AUTO", "HETERO", "MULTI")):
+        result.setdefault(_HINT, "f32")
     for loading_only in ("CACHE_DIR", "ENABLE_MMAP"):
         result.pop(loading_only, None)
     return result
@@ -91,11 +116,13 @@ def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
         specs.append(CompileSpec(PRECOMPILE, ",".join(options.precompile).encode()))
     if not options.grow_caches:
         specs.append(CompileSpec(STATIC_CACHES, b"1"))
+    if options.precision is not None:
+        specs.append(CompileSpec(PRECISION, options.precision.encode()))
     return specs
 
 
 def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
-    device, properties, compress, precompile, grow = "CPU", {}, False, (), True
+    device, properties, compress, precompile, grow, precision = "CPU", {}, False, (), True, None
     for spec in specs:
         value = bytes(spec.value).rstrip(b"\0").decode()
         if spec.key == DEVICE:
@@ -106,6 +133,8 @@ def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
             precompile = tuple(name for name in value.split(",") if name)
         elif spec.key == STATIC_CACHES:
             grow = value != "1"
+        elif spec.key == PRECISION:
+            precision = value
         else:
             properties[spec.key] = value
-    return ExportOptions(device, properties, compress, precompile, grow)
+    return ExportOptions(device, properties, compress, precompile, grow, precision)

@@ -16,7 +16,7 @@ def write(lowering, edge_program: ExportedProgram, options: ExportOptions) -> Pr
     """The blob of a lowered partition (an ir_passes.Lowering), and the partition's weights as named
     data when they go to a .ptd file."""
     xml, weights = serialize(lowering.model, compress_to_fp16=options.compress_to_fp16)
-    precompiled = [precompile(xml, weights, device, options.properties) for device in options.precompile]
+    precompiled = [precompile(xml, weights, device, options.properties, options.precision) for device in options.precompile]
     tag = named_weights.file_tag(edge_program)
     if tag is None or not weights:
         return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, lowering.arguments,

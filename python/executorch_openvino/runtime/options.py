@@ -12,7 +12,10 @@ Keys (the library's list: executorch_openvino.library.load().option_keys()):
   performance_hint     LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
   num_threads          INFERENCE_NUM_THREADS; 0 lets OpenVINO decide
   num_streams          NUM_STREAMS: a number or AUTO
-  inference_precision  INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16
+  precision            exact (INFERENCE_PRECISION_HINT=f32) or fast (the device's own default: bf16 or
+                       f16 where the hardware has it); docs/precision.md
+  inference_precision  INFERENCE_PRECISION_HINT: f32 (default on CPU), bf16, f16 (wins over precision
+                       when both come through the same channel)
   cache_dir            the model cache folder (compiled models stored and imported; docs/options.md, Model cache)
   enable_mmap          ENABLE_MMAP
   enable_profiling     PERF_COUNT: per-layer times as ExecuTorch profiling events

@@ -20,6 +20,8 @@
 #include <executorch_openvino/backend.h>
 
 #include "blob/delegate_blob.h"
+#include "openvino_api/objects.h"
+#include "openvino_api/runtime.h"
 #include "case_helpers.h"
 #include "delegate_harness.h"
 #include "ir_case.h"
@@ -38,8 +40,8 @@ class RuntimeOptionsTest : public ::testing::Test {
   void SetUp() override { clear(); }
   void TearDown() override { clear(); }
   static void clear() {
-    for (const char* key : {"device", "performance_hint", "num_threads", "num_streams", "inference_precision",
-                            "cache_dir", "enable_mmap", "enable_profiling"}) {
+    for (const char* key : {"device", "performance_hint", "num_threads", "num_streams", "precision",
+                            "inference_precision", "cache_dir", "enable_mmap", "enable_profiling"}) {
       executorch_openvino_set_option(key, "");
       std::string variable = std::string("EXECUTORCH_OPENVINO_") + key;
       for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -51,7 +53,18 @@ class RuntimeOptionsTest : public ::testing::Test {
   Error load_and_run(const std::vector<BackendOption>& load_options,
                      const std::vector<std::pair<std::string, std::string>>& extra_specs = {}) {
     c_ = load_ir_case("conv2d");
-    auto specs = c_.specs;
+    // The extra specs stand for what the program's exporter wrote: they replace the case's own
+    // (precision replaces its INFERENCE_PRECISION_HINT, as the exporter writes one of the two).
+    auto replaced = [&](const std::string& key) {
+      for (const auto& [extra, value] : extra_specs) {
+        if (extra == key || (extra == "precision" && key == "INFERENCE_PRECISION_HINT")) return true;
+      }
+      return false;
+    };
+    decltype(c_.specs) specs;
+    for (const auto& spec : c_.specs) {
+      if (!replaced(spec.first)) specs.push_back(spec);
+    }
     specs.insert(specs.end(), extra_specs.begin(), extra_specs.end());
     const Error status = harness_.init(c_.blob, specs, load_options);
     if (status != Error::Ok) return status;
@@ -152,6 +165,54 @@ TEST_F(RuntimeOptionsTest, DefaultsAreLatencyAndF32OnCpu) {
   auto model = only_model();
   EXPECT_EQ(model["PERFORMANCE_HINT"], "LATENCY");
   EXPECT_EQ(model["INFERENCE_PRECISION_HINT"], "f32");
+}
+
+// precision: "exact" is f32; "fast" is what OpenVINO compiles with when no hint is given (bf16 or
+// f16 on hardware that has it): asked of OpenVINO itself, since it depends on the CPU.
+std::string device_default_precision() {
+  auto runtime = ov::Runtime::instance();
+  if (!runtime.ok()) return "";
+  auto value = ov::device_property(*runtime.value(), "CPU", "INFERENCE_PRECISION_HINT");
+  return value.ok() ? value.value() : "";
+}
+
+TEST_F(RuntimeOptionsTest, PrecisionExactIsF32AndFastIsTheDevicesOwnDefault) {
+  const std::string fast = device_default_precision();
+  ASSERT_TRUE(fast == "f32" || fast == "bf16" || fast == "f16") << "OpenVINO's CPU default: '" << fast << "'";
+
+  ASSERT_EQ(load_and_run({text_option("precision", "exact")}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], "f32");
+  harness_.destroy();
+  ASSERT_EQ(load_and_run({text_option("precision", "FAST")}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], fast);
+  harness_.destroy();
+  // The program's precision=fast is overridden by a higher channel, and by inference_precision there.
+  ASSERT_EQ(executorch_openvino_set_option("precision", "exact"), 0);
+  ASSERT_EQ(load_and_run({}, {{"precision", "fast"}}), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], "f32");
+  harness_.destroy();
+  ASSERT_EQ(load_and_run({text_option("precision", "fast")}, {{"INFERENCE_PRECISION_HINT", "f32"}}), Error::Ok)
+      << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], fast) << "the load-time choice did not win over the program's";
+  harness_.destroy();
+  ASSERT_EQ(load_and_run({text_option("precision", "fast"), text_option("inference_precision", "f32")}), Error::Ok)
+      << last_error();
+  EXPECT_EQ(only_model()["INFERENCE_PRECISION_HINT"], "f32") << "in one channel, the explicit hint wins";
+  EXPECT_EQ(std::string(executorch_openvino_get_option("precision")), "exact");
+}
+
+TEST_F(RuntimeOptionsTest, ABadPrecisionIsRefusedNamingTheTwoWords) {
+  EXPECT_EQ(load_and_run({text_option("precision", "fp16")}), Error::InvalidArgument);
+  EXPECT_NE(last_error().find("option 'precision' = 'fp16': expected exact (f32, eager's results) or fast"),
+            std::string::npos) << last_error();
+  EXPECT_EQ(executorch_openvino_set_option("precision", "quick"), static_cast<int>(Error::InvalidArgument));
+  EXPECT_EQ(std::string(executorch_openvino_get_option("precision")), "");
+  // In a program: a bad word, or both spellings at once, is a bad blob, never a silent choice.
+  EXPECT_EQ(load_and_run({}, {{"precision", "quick"}}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("compile spec precision 'quick'"), std::string::npos) << last_error();
+  EXPECT_EQ(load_and_run({}, {{"precision", "exact"}, {"INFERENCE_PRECISION_HINT", "bf16"}}), Error::DelegateInvalidCompatibility);
+  EXPECT_NE(last_error().find("'precision' and 'INFERENCE_PRECISION_HINT' are both set"), std::string::npos)
+      << last_error();
 }
 
 TEST_F(RuntimeOptionsTest, UnknownKeysAndBadValuesAreRefusedNamingThem) {

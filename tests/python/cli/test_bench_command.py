@@ -17,6 +17,7 @@ from executorch_openvino import cli
 from executorch_openvino.cli.bench import backends as _bench_backends
 from executorch_openvino.cli.bench import report as _bench_report
 from executorch_openvino.cli.bench import rounds as _bench_rounds
+from executorch_openvino.runtime.precision import default_precision
 
 # The factory bench's --model imports (a file, as a user's would be): the tests' SmallNet.
 MODELS = textwrap.dedent(
@@ -103,20 +104,32 @@ def test_every_backend_is_timed_in_rounds_checked_against_eager_and_xnnpack_is_l
     assert len(list(cache.glob("xnnpack-*.pte"))) == 1
 
     backends = _by_backend(report)
-    assert list(backends) == ["ours", "native", "xnnpack", "eager"]
+    assert list(backends) == ["ours", "fast", "native", "xnnpack", "eager"]
     assert report["reference"] == "eager" and report["baseline"] == "native" and report["rounds"] == 3
+    # precision=fast is timed beside the rest only where it computes in another precision than f32.
+    fast = backends["fast"]
+    if default_precision("CPU") == "f32":
+        assert not fast["available"] and "the same as this run on this machine: OpenVINO's CPU default precision " \
+            "is f32" in fast["note"], fast
+        assert "executorch_openvino, precision=fast: n/a: the same as this run" in printed
+        del backends["fast"]
+    else:
+        assert fast["available"] and fast["properties"]["INFERENCE_PRECISION_HINT"] == default_precision("CPU")
+        assert fast["max_abs_diff"] > 0, "precision=fast computed exactly what f32 did"
+        backends.pop("fast")
     for key, entry in backends.items():
         assert entry["available"] and entry["calls"] == 6 and len(entry["round_medians_ms"]) == 3, entry
         assert entry["outputs_agree"] is True and entry["max_abs_diff"] <= 1e-4, entry
     assert backends["native"]["ratio"] == 1.0
     orders = [r["order"] for r in report["rounds_detail"]]
     assert len(orders) == 3 and len({tuple(o) for o in orders}) == 3
-    assert all(sorted(o) == sorted(backends) and r["calls"] == dict.fromkeys(o, 2)
+    timed = [key for key, entry in _by_backend(report).items() if entry["available"]]
+    assert all(sorted(o) == sorted(timed) and r["calls"] == dict.fromkeys(o, 2)
                for o, r in zip(orders, report["rounds_detail"]))
 
     with open(tmp_path / "r.csv", newline="") as file:
         rows = list(csv.DictReader(file))
-    assert [row["backend"] for row in rows] == list(backends)
+    assert [row["backend"] for row in rows if row["backend"] != "fast"] == list(backends)
     assert list(rows[0]) == list(_bench_report.CSV_COLUMNS)
     assert float(rows[0]["median_ms"]) == pytest.approx(backends["ours"]["median_ms"])
 
@@ -179,7 +192,7 @@ def test_a_backend_whose_outputs_differ_is_flagged():
     (["--backends", "xnnpack"], "need --model"),
     (["--requests", "2"], "--requests applies to --mode throughput"),
     (["-n", "5", "-t", "1"], "not allowed with argument"),
-    (["--backends", "ours,gpu"], "choose from ours, native, xnnpack, eager"),
+    (["--backends", "ours,gpu"], "choose from ours, fast, native, xnnpack, eager"),
     (["--option", "numthreads=2"], "unknown option 'numthreads'"),
 ])
 def test_wrong_arguments_are_usage_errors(model, capsys, args, message):

@@ -54,7 +54,7 @@ def _command_line(*args: str) -> tuple:
     (["run", "--help"], 0, "--option KEY=VALUE"),
     (["bench"], 2, "the following arguments are required: MODEL.pte"),
     (["run", "model.pte", "--option", "num_threads"], 2, "is not KEY=VALUE"),
-    (["bench", "model.pte", "--backends", "gpu"], 2, "choose from ours, native"),
+    (["bench", "model.pte", "--backends", "gpu"], 2, "choose from ours, fast, native"),
     (["no-such-command"], 2, "invalid choice"),
 ])
 def test_help_and_argument_errors_import_neither_torch_nor_executorch(args, status, shown):

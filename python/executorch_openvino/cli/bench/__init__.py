@@ -23,7 +23,7 @@ from ..run import add_data_argument, add_option_argument, load_method_inputs
 # (report, rounds, xnnpack_cache and ../_third_party_noise are imported when bench
 # runs: --help and argument errors need none of them.)
 
-ALL_BACKENDS = (backends.OURS, backends.NATIVE, backends.XNNPACK, backends.EAGER)
+ALL_BACKENDS = (backends.OURS, backends.FAST, backends.NATIVE, backends.XNNPACK, backends.EAGER)
 NEED_THE_MODEL = (backends.XNNPACK, backends.EAGER)
 NOT_CHOSEN = "not chosen (--backends)"
 
@@ -137,6 +137,14 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
     if ours.properties:
         say(f"  executorch_openvino model: {describe_model(ours.properties)}")
     requests = ours.requests
+    if backends.FAST in chosen_backends:  # what precision=fast would give, in the same rounds
+        with step("loading it again with precision=fast"):
+            fast = backends.ours_fast(args.pte, args.method, inputs, requests, ours.properties, args.data)
+        made.append(fast)
+        if fast.properties:
+            say(f"  precision=fast model: {describe_model(fast.properties)}")
+    else:
+        made.append(backends.unavailable(backends.FAST, NOT_CHOSEN))
     if backends.NATIVE in chosen_backends:
         with step("compiling the same IR with native OpenVINO"):
             made.append(backends.native(args.pte.read_bytes(), args.method, inputs, ours.properties, requests,

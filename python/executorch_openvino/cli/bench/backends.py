@@ -17,9 +17,10 @@ from typing import Callable, Dict, List, Optional, Sequence
 from .rounds import ConcurrentRunner, Runner, SequentialRunner, Slice
 from .._common import loaded_models_since
 
-OURS, NATIVE, XNNPACK, EAGER = "ours", "native", "xnnpack", "eager"
+OURS, FAST, NATIVE, XNNPACK, EAGER = "ours", "fast", "native", "xnnpack", "eager"
 LABELS = {
     OURS: "executorch_openvino (executorch.runtime)",
+    FAST: "executorch_openvino, precision=fast",
     NATIVE: "native OpenVINO (same IR and properties)",
     XNNPACK: "XNNPACK (executorch.runtime)",
     EAGER: "PyTorch eager",
@@ -79,6 +80,36 @@ def ours(pte: Path, method: str, inputs: list, requests: Optional[int], data: Op
     methods += [Runtime.get().load_program(pte, data_path=data).load_method(method) for _ in range(requests - 1)]
     calls = [lambda m=m: m.execute(inputs) for m in methods]
     return Backend(OURS, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), properties, requests)
+
+
+# --- ours at precision=fast -----------------------------------------------------------------------
+
+
+def ours_fast(pte: Path, method: str, inputs: list, requests: int, ours_properties: Dict[str, str],
+              data: Optional[Path] = None) -> Backend:
+    """The same program loaded again with precision=fast, when that compiles it in another precision
+    than ours' load did; else unavailable, saying what fast would be on this device."""
+    import executorch_openvino
+    from executorch_openvino.runtime.precision import default_precision
+
+    device = ours_properties.get("device", "CPU")
+    running = ours_properties.get("INFERENCE_PRECISION_HINT")
+    fast = default_precision(device)
+    if fast is None:
+        return unavailable(FAST, f"{device} does not say which precision it defaults to")
+    if fast == running:
+        return unavailable(FAST, f"the same as this run on this machine: OpenVINO's {device} default precision is "
+                           f"{fast}" + (" (the processor has neither bf16 nor f16)" if fast == "f32" else ""))
+    # precision=fast for this load only; an inference_precision the user set would win over it.
+    chosen = executorch_openvino.get_options()
+    executorch_openvino.set_options(precision="fast", inference_precision=None)
+    try:
+        made = ours(pte, method, inputs, requests, data)
+    finally:
+        executorch_openvino.set_options(precision=chosen.get("precision"),
+                                        inference_precision=chosen.get("inference_precision"))
+    made.key = FAST
+    return made
 
 
 # --- native OpenVINO -----------------------------------------------------------------------------
@@ -169,7 +200,7 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
         weights = named_weights.read_from_file(data, blob.named_weights)
     options = compile_specs.from_compile_specs(delegate.compile_specs)
     device = ours_model.get("device", options.device)
-    properties = compile_specs.load_time_properties(device, options.properties)
+    properties = compile_specs.load_time_properties(device, options.properties, options.precision)
     properties.update({key: ours_model[key] for key in REPORTED_PROPERTIES if key in ours_model})
     core = ov.Core()
     model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(weights, np.uint8)))
