@@ -32,6 +32,9 @@ from common.rounds import alternating, time_calls  # noqa: E402
 from common.stats import ratios  # noqa: E402
 
 
+ERROR_BOUND = 1e-5  # fp32 against eager, relative to max(1, max |eager|): above it the row is named
+
+
 def measure(name: str, size: str, rounds: int, calls: int) -> dict:
     paths.on_path(paths.PYTHON, paths.TESTS)
     import numpy as np
@@ -73,6 +76,9 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
     request = compiled.create_infer_request()
     feeds = [x.numpy() for x in inputs]
     native_out = request.infer(feeds)[0]
+    # Under the f32 hint every compute node should run in f32; a bf16 / f16 one would explain an error.
+    ours_ir = [getattr(graph_module, call.args[0].target) for call in delegates]
+    reduced = {"ours": sum(_reduced_nodes(core, m) for m in ours_ir), "native": _reduced_precision_nodes(compiled)}
     native_error = float(np.abs(native_out - expected.numpy()).max()) / scale
 
     from executorch_openvino.runtime.precision import default_precision
@@ -106,7 +112,7 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
         "xnnpack_ms": statistics.median(times["xnnpack"]), "xnnpack_error": xnnpack_error,
         "ours_over_xnnpack": statistics.median(times["ours"]) / statistics.median(times["xnnpack"]),
         "ours_over_xnnpack_range": [min(xnnpack_ratios), max(xnnpack_ratios)],
-        "fast_precision": fast_precision, "fast_error": fast_error,
+        "fast_precision": fast_precision, "fast_error": fast_error, "reduced_nodes": reduced,
         "fast_over_exact": statistics.median(times["fast"]) / statistics.median(times["ours"]) if fast_ratios else None,
         "fast_over_exact_range": [min(fast_ratios), max(fast_ratios)] if fast_ratios else None,
         "model": name, "size": size, "partitions": len(delegates), "outside": len(outside),
@@ -117,6 +123,27 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
         "ratio_range": [min(round_ratios), max(round_ratios)],
         "export_s": export_seconds, "lowering_s": lowering_seconds,
     }
+
+
+def _reduced_precision_nodes(compiled) -> int:
+    """How many nodes of a compiled model run in bf16 or f16 (its runtime graph's runtimePrecision)."""
+    return sum(str(node.get_rt_info()["runtimePrecision"]) in ("bf16", "f16")
+               for node in compiled.get_runtime_model().get_ops() if "runtimePrecision" in node.get_rt_info())
+
+
+def _reduced_nodes(core, lowered_module) -> int:
+    """_reduced_precision_nodes of our IR compiled as the library compiles it."""
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino.container import compile_specs
+    from executorch_openvino.container.blob import parse_blob
+
+    blob = parse_blob(lowered_module.processed_bytes)
+    options = compile_specs.from_compile_specs(lowered_module.compile_specs)
+    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(blob.ir_weights, np.uint8)))
+    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision)
+    return _reduced_precision_nodes(core.compile_model(model, options.device, properties))
 
 
 def _xnnpack_method(exported):
@@ -153,11 +180,12 @@ def report(rows, size: str, load_before: float) -> str:
         "",
         *reports.table_head(["model", "delegated", "partitions", "error (ours)", "error (native)", "error (xnnpack)",
                              "ours ms", "native ms", "xnnpack ms", "ours / native (per-round range)",
-                             "ours / xnnpack (per-round range)", "precision=fast", "export s", "lowering s"]),
+                             "ours / xnnpack (per-round range)", "precision=fast", "bf16/f16 nodes at f32 (ours, native)",
+                             "export s", "lowering s"]),
     ]
     for row in rows:
         if "failed" in row:
-            lines.append(f"| {row['model']} | failed: {row['failed']} |||||||||||||")
+            lines.append(f"| {row['model']} | failed: {row['failed']} ||||||||||||||")
             continue
         lines.append(reports.row(
             row["model"], f"{row['delegated_pct']:.0f} % ({row['outside']} ops outside)", row["partitions"],
@@ -165,8 +193,12 @@ def report(rows, size: str, load_before: float) -> str:
             f"{row['native_ms']:.2f}", f"{row['xnnpack_ms']:.2f}",
             f"{row['ratio']:.3f} ({row['ratio_range'][0]:.2f}-{row['ratio_range'][1]:.2f})",
             f"{row['ours_over_xnnpack']:.3f} ({row['ours_over_xnnpack_range'][0]:.2f}-"
-            f"{row['ours_over_xnnpack_range'][1]:.2f})", _fast(row), f"{row['export_s']:.1f}",
+            f"{row['ours_over_xnnpack_range'][1]:.2f})", _fast(row),
+            f"{row['reduced_nodes']['ours']}, {row['reduced_nodes']['native']}", f"{row['export_s']:.1f}",
             f"{row['lowering_s']:.1f}"))
+    off = [f"{row['model']} (ours {row['error']:.1e}, native {row['native_error']:.1e})" for row in rows
+           if "failed" not in row and max(row["error"], row["native_error"]) > ERROR_BOUND]
+    lines += ["", f"Errors above {ERROR_BOUND:g} of the output scale: " + (", ".join(off) if off else "none") + "."]
     return "\n".join(lines) + "\n"
 
 
