@@ -6,8 +6,8 @@ position past a KV cache's context); OpenVINO computes with it: its Gather gives
 index, a scatter writes nowhere, a cache that grows with the conversation grows past its context,
 and the outputs are wrong or NaN. So an input whose values are used as indices, unchanged, by a
 Gather, GatherElements or scatter into a dimension of static size is bounded by that dimension
-(from 0 where eager takes no negative index: embedding, index_select, gather, scatter; from minus
-its size where PyTorch counts from the end: indexing, index_put), and a rewrite
+(from 0 where eager takes no negative index: embedding, index_select, gather, scatter, index_add,
+index_copy; from minus its size where PyTorch counts from the end: indexing, index_put), and a rewrite
 may bound an input it knows more of (grown_cache.py: the KV cache position, by the context) with
 `bound_input`. Indices computed from inputs (a position plus a range) are not followed.
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Dict, Optional, Tuple
 
 from ..container.blob import InputBound
+from ..fx_passes.ops.index_origin import FROM_ZERO_PREFIX
 from .lowering import Lowering
 
 # rt_info of a Parameter: "low,high", set by bound_input.
@@ -114,9 +115,11 @@ def _indexed_dimension(node):
         if shape.rank.is_dynamic or shape[shape.rank.get_length() - 1].is_dynamic or \
                 shape[shape.rank.get_length() - 1].get_length() != 1:
             return None  # only rows of the first dimension: each index is one coordinate
-        # Negative rows count from the end, as index_put's do.
+        # Negative rows count from the end, as index_put's do; not an index_put made of index_add or
+        # index_copy, whose eager raises for them (fx_passes/ops/index_origin.py marks those).
         size = _static_size(node.input(0).get_source_output(), 0)
-        return None if size is None else (_wrapped_index(indices), -size, size)
+        low = 0 if node.get_friendly_name().startswith(FROM_ZERO_PREFIX) else -size
+        return None if size is None else (_wrapped_index(indices), low, size)
     return None
 
 

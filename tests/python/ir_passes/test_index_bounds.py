@@ -160,8 +160,8 @@ def test_a_plain_index_keeps_its_negative_range_where_eager_takes_it():
 
 # ---------------------------------------------------------------------------------------------
 # Indices of the other indexing operators, an input of the program: refused exactly where eager
-# raises (from 0 for index_select, gather and scatter, from minus the size for index_put and
-# index_fill), equal to eager elsewhere. Before, OpenVINO counted a negative index from the end
+# raises (from 0 for index_select, gather, scatter, index_add and index_copy, from minus the size for
+# index_put and index_fill), equal to eager elsewhere. Before, OpenVINO counted a negative index from the end
 # where eager raises, index_put folded an index past the end onto a row, and scatter_add with one
 # corrupted the CPU plugin's heap.
 
@@ -175,6 +175,10 @@ _INDEXING = {
     "index_put": (lambda x, i: x.index_put((i,), _UPDATES), lambda v: torch.tensor([0, v])),
     "index_put_accumulate": (lambda x, i: x.index_put((i,), _UPDATES, accumulate=True), lambda v: torch.tensor([v, v])),
     "index_fill": (lambda x, i: x.index_fill(0, i, -3.0), lambda v: torch.tensor([0, v])),
+    # to_edge makes both an index_put, which takes negative rows; eager's raises for them. The
+    # second row is 2, never probed, as index_copy with a repeated row is not deterministic.
+    "index_add": (lambda x, i: x.index_add(0, i, _UPDATES), lambda v: torch.tensor([v, 2])),
+    "index_copy": (lambda x, i: x.index_copy(0, i, _UPDATES), lambda v: torch.tensor([v, 2])),
 }
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 
 from ...fx_graph import op_name
-from . import (avg_pooling, bit_shifts, embedding_bag, integer_division, median, multi_index, recurrent,
-               round_decimals, trunc, whole_ops)
+from . import (avg_pooling, bit_shifts, embedding_bag, index_origin, integer_division, median, multi_index,
+               recurrent, round_decimals, trunc, whole_ops)
 from .builder import UnsupportedCase, replace_node
 
 __all__ = ["UnsupportedCase", "rewrite_operators"]
@@ -27,6 +27,7 @@ _REWRITES = {
     **recurrent.REWRITES,
     **whole_ops.REWRITES,
     **bit_shifts.REWRITES,
+    **index_origin.REWRITES,
 }
 
 
