@@ -4,12 +4,14 @@
 //   - a refusal always says why, in a message of bounded size (it ends up in logs);
 //   - an accepted blob's XML, weights and precompiled models lie inside the input, the XML
 //     non-empty, each precompiled model naming its device and OpenVINO version;
-//   - what it accepted, written again with build(), parses to the same content;
+//   - what it accepted, written again with build(), parses to the same content: every section
+//     parse() reads (XML, weights, precompiled models, input arguments, named weights, input bounds);
 //   - in the seed replay test (tests/fuzz/replay.cmake), every seed is accepted.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@
 
 namespace {
 
+using executorch_openvino::blob::InputArguments;
+using executorch_openvino::blob::InputBound;
+using executorch_openvino::blob::NamedWeights;
 using executorch_openvino::blob::ParsedBlob;
 using executorch_openvino::blob::ParseResult;
 using executorch_openvino::blob::PrecompiledInput;
@@ -43,6 +48,26 @@ bool same(const Span& a, const Span& b) {
   return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
 }
 
+bool same_arguments(const std::optional<InputArguments>& a, const std::optional<InputArguments>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->call_inputs == b->call_inputs && a->of_ir_input == b->of_ir_input);
+}
+
+bool same_named_weights(const std::optional<NamedWeights>& a, const std::optional<NamedWeights>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->key == b->key && a->size == b->size && a->crc == b->crc);
+}
+
+bool same_bounds(const std::vector<InputBound>& a, const std::vector<InputBound>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].input != b[i].input || a[i].low != b[i].low || a[i].high != b[i].high) return false;
+  }
+  return true;
+}
+
+// Every section parse() reads (a kind it skips has no content here); the minor version is not
+// content (build() writes the newest kind's, a writer may have written a higher one).
 bool same_content(const ParsedBlob& a, const ParsedBlob& b) {
   if (!same(a.ir_xml, b.ir_xml) || !same(a.ir_weights, b.ir_weights)) return false;
   if (a.precompiled.size() != b.precompiled.size()) return false;
@@ -54,7 +79,8 @@ bool same_content(const ParsedBlob& a, const ParsedBlob& b) {
       return false;
     }
   }
-  return true;
+  return same_arguments(a.input_arguments, b.input_arguments) && same_named_weights(a.named_weights, b.named_weights) &&
+         same_bounds(a.input_bounds, b.input_bounds);
 }
 
 // Set by the seed replay test (tests/fuzz/replay.cmake): every seed is a valid blob.
@@ -81,7 +107,9 @@ void check(const uint8_t* data, size_t size, bool must_parse) {
   }
 
   const std::string xml_text(reinterpret_cast<const char*>(xml.data), xml.size);
-  const std::vector<uint8_t> rebuilt = executorch_openvino::blob::build(xml_text, bytes(weights), precompiled);
+  const ParsedBlob& parsed = *result.blob;
+  const std::vector<uint8_t> rebuilt = executorch_openvino::blob::build(
+      xml_text, bytes(weights), precompiled, parsed.input_arguments, parsed.named_weights, parsed.input_bounds);
   const ParseResult again = executorch_openvino::blob::parse(rebuilt.data(), rebuilt.size());
   if (!again.blob) broken("build() of an accepted blob's content is refused", again);
   if (!same_content(*result.blob, *again.blob)) broken("build() then parse() changes the content", again);

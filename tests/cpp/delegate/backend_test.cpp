@@ -3,6 +3,7 @@
 // tests/fixtures/make_ir_cases.py with references computed independently in NumPy.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -40,8 +41,45 @@ TEST_P(BackendCaseTest, OutputsMatchTheNumpyReference) {
   expect_runs_correctly(harness, c);
 }
 
-TEST_P(BackendCaseTest, RepeatedCallsAndNewBuffersGiveTheSameOutputs) {
+// Every element changed (floats to 0.25 - x / 2, integers to 7 - x): inputs of the same dtypes and
+// shapes whose outputs differ from the case's, so a call still reading old buffers shows.
+template <typename T>
+void change_each(std::vector<uint8_t>& bytes, T (*change)(T)) {
+  for (size_t at = 0; at + sizeof(T) <= bytes.size(); at += sizeof(T)) {
+    T value;
+    std::memcpy(&value, bytes.data() + at, sizeof(T));
+    value = change(value);
+    std::memcpy(bytes.data() + at, &value, sizeof(T));
+  }
+}
+
+IrCase with_other_input_values(const IrCase& c) {
+  IrCase other = c;
+  for (TensorFile& input : other.inputs) {
+    switch (input.type) {
+      case ScalarType::Float: change_each<float>(input.bytes, [](float x) { return 0.25f - x / 2; }); break;
+      case ScalarType::Int: change_each<int32_t>(input.bytes, [](int32_t x) { return 7 - x; }); break;
+      case ScalarType::Long: change_each<int64_t>(input.bytes, [](int64_t x) { return int64_t{7} - x; }); break;
+      default: ADD_FAILURE() << c.name << ": no way to change an input of this dtype";
+    }
+  }
+  // The reference: the same program on a handle of its own, which never saw the case's buffers.
+  DelegateHarness fresh;
+  EXPECT_EQ(fresh.init(other.blob, other.specs), Error::Ok) << last_error();
+  auto inputs = make_inputs(other);
+  auto outputs = make_outputs(other);
+  EXPECT_EQ(fresh.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    other.expected_outputs[i].bytes = outputs[i]->bytes();
+    EXPECT_NE(other.expected_outputs[i].bytes, c.expected_outputs[i].bytes)
+        << c.name << " output " << i << " does not depend on the changed inputs, so it cannot show a stale read";
+  }
+  return other;
+}
+
+TEST_P(BackendCaseTest, RepeatedCallsReuseTheBuffersAndNewBuffersAreReadAnew) {
   const IrCase c = load_ir_case(GetParam());
+  const IrCase other = with_other_input_values(c);
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
   auto inputs = make_inputs(c);
@@ -51,10 +89,13 @@ TEST_P(BackendCaseTest, RepeatedCallsAndNewBuffersGiveTheSameOutputs) {
     ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
     expect_outputs_match(c, outputs);
   }
-  auto other_inputs = make_inputs(c);  // different buffers: must be rebound
-  auto other_outputs = make_outputs(c);
+  auto other_inputs = make_inputs(other);  // other buffers holding other values: must be rebound
+  auto other_outputs = make_outputs(other);
   ASSERT_EQ(harness.execute(args_of(other_inputs, other_outputs)), Error::Ok) << last_error();
-  expect_outputs_match(c, other_outputs);
+  expect_outputs_match(other, other_outputs);
+  for (auto& o : outputs) std::memset(o->data(), 0x5A, o->nbytes());  // and back to the first ones
+  ASSERT_EQ(harness.execute(args_of(inputs, outputs)), Error::Ok) << last_error();
+  expect_outputs_match(c, outputs);
 }
 
 INSTANTIATE_TEST_SUITE_P(IrCases, BackendCaseTest, ::testing::ValuesIn(kCases),
@@ -433,22 +474,35 @@ TEST(BackendBlobLifetimeTest, BlobWithoutWeightsIsFreedRightAfterInit) {
   expect_runs_correctly(harness, c);
 }
 
+// Sets an environment variable for one test and unsets it at the end, on failure too.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
+  ~ScopedEnvironment() { ::unsetenv(name_); }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
+
+ private:
+  const char* name_;
+};
+
 TEST(BackendCacheTest, CacheFolderFromTheEnvironmentReceivesTheCompiledModel) {
   namespace fs = std::filesystem;
   const ScratchPath scratch("eov_cache");
   const fs::path& cache = scratch.path();
-  ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", cache.c_str(), 1);
+  const ScopedEnvironment cache_dir("EXECUTORCH_OPENVINO_CACHE_DIR", cache.string());
   const IrCase c = load_ir_case("conv2d");
   {
     DelegateHarness first;
     ASSERT_EQ(first.init(c.blob, c.specs), Error::Ok) << last_error();
+    EXPECT_EQ(only_model()["source"], "ir");
   }
   ASSERT_TRUE(fs::is_directory(cache));
   EXPECT_FALSE(fs::is_empty(cache)) << "OpenVINO wrote nothing into the cache folder";
-  DelegateHarness second;  // loads from the cache
+  DelegateHarness second;  // the first's compiled model is gone: only the cache folder can serve this
   ASSERT_EQ(second.init(c.blob, c.specs), Error::Ok) << last_error();
+  EXPECT_EQ(only_model()["source"], "cache") << "the second load compiled the IR again";
   expect_runs_correctly(second, c);
-  ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
 }
 
 TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
@@ -456,12 +510,69 @@ TEST(BackendCacheTest, AnUnwritableCacheFolderIsSkippedNotAFailure) {
   const ScratchPath scratch("eov_not_a_folder");
   const fs::path& file = scratch.path();
   std::ofstream(file) << "x";
-  ::setenv("EXECUTORCH_OPENVINO_CACHE_DIR", (file / "cache").c_str(), 1);  // below a regular file
+  const ScopedEnvironment cache_dir("EXECUTORCH_OPENVINO_CACHE_DIR", (file / "cache").string());  // below a regular file
   const IrCase c = load_ir_case("add_broadcast");
   DelegateHarness harness;
   ASSERT_EQ(harness.init(c.blob, c.specs), Error::Ok) << last_error();
   expect_runs_correctly(harness, c);
-  ::unsetenv("EXECUTORCH_OPENVINO_CACHE_DIR");
+}
+
+// constant_in_place (x + k, k the weights) with the same XML and other weights k' = 1 - k, and
+// x + k' as its expected output: a model that must be compiled and cached apart from the case's.
+IrCase constant_in_place_with_other_weights(const IrCase& c) {
+  blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
+  EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
+  const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
+  const size_t n = c.inputs.at(0).bytes.size() / sizeof(float);
+  EXPECT_EQ(weights.size, n * sizeof(float)) << "the weights are no longer k alone";
+  std::vector<float> x(n), k(n), out(n);
+  std::memcpy(x.data(), c.inputs[0].bytes.data(), n * sizeof(float));
+  std::memcpy(k.data(), weights.data, std::min(weights.size, n * sizeof(float)));
+  for (size_t i = 0; i < n; ++i) {
+    k[i] = 1.0f - k[i];
+    out[i] = x[i] + k[i];
+  }
+  IrCase other = c;
+  other.name = c.name + " with other weights";
+  std::vector<uint8_t> other_weights(n * sizeof(float));
+  std::memcpy(other_weights.data(), k.data(), other_weights.size());
+  other.blob = blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size), other_weights);
+  other.expected_outputs[0].bytes.assign(reinterpret_cast<const uint8_t*>(out.data()),
+                                         reinterpret_cast<const uint8_t*>(out.data() + n));
+  EXPECT_NE(other.expected_outputs[0].bytes, c.expected_outputs[0].bytes);
+  return other;
+}
+
+// The cache key must see the weights, not only the XML: a shared model would compute x + k for both.
+TEST(BackendSharingTest, SameXmlWithOtherWeightsIsACompiledModelOfItsOwn) {
+  const IrCase c = load_ir_case("constant_in_place");
+  const IrCase other = constant_in_place_with_other_weights(c);
+  DelegateHarness first, second;
+  ASSERT_EQ(first.init(c.blob, c.specs), Error::Ok) << last_error();
+  ASSERT_EQ(second.init(other.blob, other.specs), Error::Ok) << last_error();
+  EXPECT_EQ(compiled_models().size(), 2u) << executorch_openvino_describe_compiled_models();
+  expect_runs_correctly(second, other);
+  expect_runs_correctly(first, c);
+}
+
+// The same for the model cache's file: the second program compiles its own and is then served it.
+TEST(BackendCacheTest, SameXmlWithOtherWeightsIsNotServedTheOtherProgramsCachedModel) {
+  const ScratchPath scratch("eov_weights_cache");
+  const std::vector<executorch::runtime::BackendOption> cached{text_option("cache_dir", scratch.path().c_str())};
+  const IrCase c = load_ir_case("constant_in_place");
+  const IrCase other = constant_in_place_with_other_weights(c);
+  // Each load alone (the one before destroyed), so only the cache folder can serve it.
+  auto load = [&](const IrCase& program) {
+    DelegateHarness harness;
+    EXPECT_EQ(harness.init(program.blob, program.specs, cached), Error::Ok) << last_error();
+    const std::string source = only_model()["source"];
+    expect_runs_correctly(harness, program);
+    return source;
+  };
+  EXPECT_EQ(load(c), "ir");
+  EXPECT_EQ(load(other), "ir") << "served the compiled model of the same XML with other weights";
+  EXPECT_EQ(load(other), "cache");
+  EXPECT_EQ(load(c), "cache");
 }
 
 TEST(BackendSharingTest, MethodsShareOneRuntimeAndRunIndependently) {
