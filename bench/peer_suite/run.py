@@ -1,7 +1,8 @@
 """ExecuTorch's backend operator suite (shipped in the executorch wheel) run with several flows on
 the same cases: ours (`executorch_openvino`) beside ExecuTorch's own `openvino` and `xnnpack` flows
 by default. The report gives each flow's pass / fail / skip / xfail counts, every failure and skip of
-ours with its kind and cause (causes.py), and the cases on which the flows disagree.
+ours with its kind and cause (causes.py; a cause explains only the kinds of outcome it names), and
+the cases on which the flows disagree.
 
   .venv/bin/python bench/peer_suite/run.py [-k EXPRESSION] [--flows executorch_openvino,openvino,xnnpack]
       [--suites operators,models] [--seed N] [--timeout SECONDS] [--record PATH [--resume]] [--results-dir DIR]
@@ -34,25 +35,12 @@ sys.path.insert(0, str(HERE))  # causes
 from common import git, machine, paths, processes, reports  # noqa: E402
 
 import causes  # noqa: E402
+from causes import PORTABLE_MISSING, failing_subtest, kind_of  # noqa: E402
 
 OURS = "executorch_openvino"
 DEFAULT_FLOWS = f"{OURS},openvino,xnnpack"
 SUITES = ("operators", "models")
 
-# What a failed subtest's result says went wrong (the suite's TestResult names).
-KINDS = {
-    "OUTPUT_MISMATCH_FAIL": "wrong result",
-    "LOWER_FAIL": "lowering error",
-    "PTE_RUN_FAIL": "runtime error",
-    "PTE_LOAD_FAIL": "runtime error",
-    "QUANTIZE_FAIL": "quantize error",
-    "UNKNOWN_FAIL": "to_executorch / serialize error",
-}
-# The suite skips a case that leaves one of these outside the delegate (runner.UNSUPPORTED_PORTABLE_OPS).
-try:
-    from executorch.backends.test.suite.runner import UNSUPPORTED_PORTABLE_OPS as PORTABLE_MISSING
-except ImportError:
-    PORTABLE_MISSING = set()
 FAILED = ("failed", "crashed", "timeout", "xfailed", "xpassed")
 
 
@@ -137,31 +125,6 @@ def case_of(nodeid: str, flow: str) -> str:
 
 # --- reading the record ----------------------------------------------------------------------------
 
-def failing_subtest(test: dict):
-    for subtest in test["subtests"]:
-        if subtest["result"] not in ("SUCCESS", "SUCCESS_UNDELEGATED"):
-            return subtest
-    return None
-
-
-def kind_of(test: dict) -> str:
-    """What happened to a test that did not pass, in the report's words."""
-    outcome, subtest = test["outcome"], failing_subtest(test)
-    if outcome in ("crashed", "timeout"):
-        return "runtime error" if outcome == "crashed" else "timeout"
-    if outcome == "skipped":
-        if test.get("phase") == "setup":
-            return "flow's skip list"
-        if subtest is not None and subtest["result"] == "SKIPPED" and not subtest["error"]:
-            if set(subtest["undelegated"]) & PORTABLE_MISSING:
-                return "not delegated"  # ops left outside the delegate that ExecuTorch's portable kernels lack
-            return "suite's own limitation"  # the suite skips every 3-d convolution, delegated or not
-        return "suite's own limitation"  # eager or torch.export fails on the case, before any backend stage
-    if subtest is not None:
-        return KINDS.get(subtest["result"], subtest["result"])
-    return "test error"  # the test body failed outside the suite's runner
-
-
 def short_error(test: dict) -> str:
     subtest = failing_subtest(test)
     text = (subtest["error"] if subtest and subtest["error"] else "") or test.get("reason", "")
@@ -183,10 +146,14 @@ def cell(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def cause_of(case: str, test: dict, kind: str):
-    """causes.py's (kind, explanation) for a case: the first pattern that matches it."""
-    their_kind, explanation = causes.cause(case) or (None, "not yet explained")
-    return their_kind or kind, explanation
+def cause_of(case: str, kind: str) -> str:
+    """causes.py's explanation of a case that ended in `kind`, or "not yet explained" (saying which
+    kinds causes.py does explain for the case, when it explains others)."""
+    explanation = causes.cause(case, kind)
+    if explanation is not None:
+        return explanation
+    others = causes.kinds_explained(case)
+    return "not yet explained" + (f" (causes.py explains only {', '.join(others)} for this case)" if others else "")
 
 
 def short_outcome(test) -> str:
@@ -295,8 +262,9 @@ def report(rows: list, args, command_line: str) -> str:
             lines += reports.table_head(["test", "kind", "error (short)", "cause"])
             unexplained = 0
             for case, test in sorted(bad.items(), key=lambda item: (kind_order(kind_of(item[1])), item[0])):
-                kind, explanation = cause_of(case, test, kind_of(test))
-                unexplained += explanation == "not yet explained"
+                kind = kind_of(test)
+                explanation = cause_of(case, kind)
+                unexplained += explanation.startswith("not yet explained")
                 lines.append(reports.row(f"`{case}`", kind, short_error(test), explanation))
             if unexplained:
                 lines += ["", f"{unexplained} of them not yet explained in bench/peer_suite/causes.py."]
@@ -381,8 +349,7 @@ def accuracy(tests: dict, flows: list) -> list:
 
 
 def kind_order(kind: str) -> int:
-    order = ["wrong result", "runtime error", "timeout", "lowering error", "to_executorch / serialize error",
-             "test error", "not delegated", "suite's own limitation", "flow's skip list"]
+    order = causes.OUTCOME_KINDS
     return order.index(kind) if kind in order else len(order)
 
 

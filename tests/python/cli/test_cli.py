@@ -23,6 +23,7 @@ import executorch_openvino
 from executorch_openvino import cli
 from executorch_openvino.cli import _common, doctor
 from executorch_openvino.runtime.precision import default_precision
+from lowering import assert_matches
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -77,9 +78,8 @@ def _load(path: Path):
 
 
 def _assert_close(actual: np.ndarray, expected: np.ndarray) -> None:
-    assert actual.shape == expected.shape and actual.dtype == expected.dtype
-    bound = 1e-4 * max(1.0, float(np.abs(expected).max()))
-    assert float(np.abs(actual - expected).max()) <= bound
+    """Element by element, each held to its own size (lowering.assert_matches), dtype and shape too."""
+    assert_matches([torch.from_numpy(actual)], [torch.from_numpy(expected)])
 
 
 @pytest.fixture(scope="module")

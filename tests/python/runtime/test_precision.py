@@ -15,11 +15,15 @@ import executorch_openvino
 from executorch_openvino.container import compile_specs
 from executorch_openvino.container.blob import parse_blob
 from executorch_openvino.runtime.precision import default_precision
-from lowering import load_forward
+from lowering import assert_matches, load_forward
 
 pytestmark = pytest.mark.usefixtures("clean_options")
 
 FAST_ON_THIS_CPU = default_precision("CPU")
+# How far from eager each output element may be (lowering.assert_matches: of its own size, plus that
+# of the output's mean |eager|): f32; bf16 keeps 8 bits of mantissa, f16 11.
+EXACT_REL_TOL = 1e-5
+FAST_REL_TOL = EXACT_REL_TOL if FAST_ON_THIS_CPU == "f32" else 5e-2
 
 
 class Mlp(torch.nn.Module):
@@ -91,12 +95,12 @@ def test_fast_differs_from_exact_only_where_the_cpu_has_a_faster_precision(exact
         expected = model(x)
     exact_out, _ = _run(exact[2], x)
     fast_out, _ = _run(fast[2], x)
-    assert (exact_out - expected).abs().max() <= 1e-5 * expected.abs().max()
+    assert_matches([exact_out], [expected], rel_tol=EXACT_REL_TOL)
     if FAST_ON_THIS_CPU == "f32":
         assert torch.equal(fast_out, exact_out)
-    else:  # bf16 keeps 8 bits of mantissa, f16 11: off by about 1e-2 relative, and not identical
+    else:  # off by about 1e-2 relative, and not identical
         assert not torch.equal(fast_out, exact_out)
-        assert (fast_out - expected).abs().max() <= 5e-2 * expected.abs().max()
+        assert_matches([fast_out], [expected], rel_tol=FAST_REL_TOL)
 
 
 def test_a_load_chooses_again_over_the_programs_precision(exact, fast):
@@ -115,10 +119,16 @@ def test_a_load_chooses_again_over_the_programs_precision(exact, fast):
 
 
 def test_a_program_precompiled_at_fast_is_imported_at_fast():
-    torch.manual_seed(0)
-    _, x, pte, _ = _lowered(precision="fast", precompile=["CPU"])
+    model, x, pte, module = _lowered(precision="fast", precompile=["CPU"])
     out, compiled = _run(pte, x)
     assert compiled["source"] == "precompiled" and compiled["INFERENCE_PRECISION_HINT"] == FAST_ON_THIS_CPU
+    # What it computes is native OpenVINO's compilation of its IR at fast, and near eager.
+    options = compile_specs.from_compile_specs(module.compile_specs)
+    native = _native(module, x, compile_specs.load_time_properties("CPU", options.properties, "fast"))
+    np.testing.assert_array_equal(out.numpy(), native, err_msg="the precompiled model differs from native OpenVINO")
+    with torch.no_grad():
+        expected = model(x)
+    assert_matches([out], [expected], rel_tol=FAST_REL_TOL)
 
 
 @pytest.mark.parametrize("arguments, message", [
