@@ -90,6 +90,9 @@ def _spell_out_update_cache(graph_module: torch.fx.GraphModule, node: torch.fx.N
     value, (cache,), start = node.kwargs["value"], node.kwargs["_all_bases"], node.kwargs["start_pos"]
     length = call(aten.sym_size.int, value, 1)
     updated = call(aten.index_put.default, cache, [None, _positions(call, start, length)], value)
+    # Later spell-outs read shapes from meta: optimum-executorch's cache feeds update_cache's result
+    # (not the buffer, as ExecuTorch's Llama does) to custom_sdpa.
+    updated.meta["val"] = cache.meta["val"]
     for user in list(node.users):
         if user.target is operator.getitem and user.args[1] == 1:
             user.replace_all_uses_with(updated)
