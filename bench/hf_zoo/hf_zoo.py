@@ -96,6 +96,10 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
             executorch_openvino.set_options(precision=None)
         fast_error = (fast.execute(list(inputs))[0] - expected).abs().max().item() / scale
         sides["fast"] = lambda: fast.execute(list(inputs))
+    # ExecuTorch's Python binding copies each output with a torch op; torch's idle OpenMP threads then
+    # spin (libgomp's default) on the cores the next call's runtime needs: about 3 ms of a 11 ms
+    # T5 encoder call (docs/performance.md). One torch thread for the timed calls, every side alike.
+    torch.set_num_threads(1)
     for call in sides.values():  # warm-up
         call()
     times = {side: [] for side in sides}  # ms per call, every round
@@ -127,7 +131,8 @@ def measure(name: str, size: str, rounds: int, calls: int) -> dict:
 
 def _reduced_precision_nodes(compiled) -> int:
     """How many nodes of a compiled model run in bf16 or f16 (its runtime graph's runtimePrecision)."""
-    return sum(str(node.get_rt_info()["runtimePrecision"]) in ("bf16", "f16")
+    # (str() of an OVAny names its class, not its value: read it with astype.)
+    return sum(node.get_rt_info()["runtimePrecision"].astype(str).lower() in ("bf16", "f16")
                for node in compiled.get_runtime_model().get_ops() if "runtimePrecision" in node.get_rt_info())
 
 

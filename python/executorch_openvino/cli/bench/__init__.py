@@ -168,7 +168,7 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
 
     load_before = load_average()
     started = time.time()
-    with step(f"timing {', '.join(timed)} in {rounds} interleaved round(s)"):
+    with step(f"timing {', '.join(timed)} in {rounds} interleaved round(s)"), backends.one_torch_thread():
         measured = interleaved(timed, rounds, calls=None if args.time is not None else args.iterations,
                                seconds=args.time, warmup=args.warmup)
     summaries = summarize(made, measured, throughput)
@@ -187,8 +187,9 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
             say(f"WARNING: {summary.label}'s outputs differ from {backends.LABELS[reference]}'s by "
                 f"{summary.max_abs_diff if summary.max_abs_diff is not None else 'their shapes'}: the rows do not "
                 "compute the same thing (a lower precision or a quantized model does this)")
-    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied); native OpenVINO reuses "
-        "its infer requests with their inputs set once. Per round: the range of the ratios taken within each round.")
+    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied, torch at one thread so "
+        "its idle OpenMP threads do not spin on OpenVINO's cores); native OpenVINO reuses its infer requests with "
+        "their inputs set once. Per round: the range of the ratios taken within each round.")
 
     settings = {
         "tool": "executorch-openvino bench", "pte": str(args.pte), "method": args.method, "mode": args.mode,

@@ -10,6 +10,7 @@ OpenVINO with its AsyncInferQueue, eager PyTorch with one thread per request.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
@@ -262,13 +263,37 @@ def xnnpack(program_bytes: bytes, method: str, inputs: list, requests: int) -> B
     return Backend(XNNPACK, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), requests=requests)
 
 
+@contextlib.contextmanager
+def one_torch_thread():
+    """torch at one thread while the runtimes are timed. executorch.runtime's Python binding copies
+    each output with a torch op; with more threads torch's idle OpenMP workers then spin (libgomp's
+    default) on the cores the next call's runtime needs, which costs a T5 encoder call about a
+    quarter of its time (docs/performance.md). Eager's calls take torch's own count back."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(threads)
+
+
 def eager(model, inputs: list, requests: int) -> Backend:
-    """The model called by PyTorch, without autograd (set per call: it is per thread)."""
+    """The model called by PyTorch, without autograd (set per call: it is per thread), with torch's
+    own thread count even inside one_torch_thread (set per call too)."""
     import torch
     from torch.utils._pytree import tree_leaves
 
+    threads = torch.get_num_threads()
+
     def call():
-        with torch.inference_mode():
-            return model(*inputs)
+        timed_threads = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            with torch.inference_mode():
+                return model(*inputs)
+        finally:
+            torch.set_num_threads(timed_threads)
 
     return Backend(EAGER, _runner([call] * requests), lambda: _arrays(tree_leaves(call())), requests=requests)
