@@ -27,6 +27,7 @@
 //     (informational; the models are in the delegate blob).
 //   "static_caches": "1" when the exporter kept KV caches static instead of growing them
 //     (informational; the IR is what it is).
+//   "weights": how the exporter compressed the weights with NNCF, e.g. "int4:128" (informational).
 //   "precision": "exact" (INFERENCE_PRECISION_HINT=f32: eager fp32's results) or "fast" (the
 //     device's own default: bf16 or f16 where the hardware has it, else f32); overridden at load
 //     time by the "precision" and "inference_precision" options.
@@ -37,6 +38,7 @@
 #define EXECUTORCH_OPENVINO_SPEC_PRECOMPILE "precompile"
 #define EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES "static_caches"
 #define EXECUTORCH_OPENVINO_SPEC_PRECISION "precision"
+#define EXECUTORCH_OPENVINO_SPEC_WEIGHTS "weights"
 
 #ifdef __cplusplus
 extern "C" {

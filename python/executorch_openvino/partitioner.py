@@ -47,6 +47,13 @@ class OpenvinoPartitioner(Partitioner):
                      form OpenVINO's CPU plugin runs as one fused attention kernel (ir_passes/grown_cache.py);
                      calls must then continue the conversation or start at position 0. False keeps
                      them static (any position, e.g. rewinding for speculative decoding; slower).
+    weights:         "int8" (asymmetric, per output channel), "int8_sym", "int4" (symmetric, in groups of
+                     `group_size` input values) or "int4_asym": the delegated linear layers' weights
+                     compressed with NNCF's weight-only compression of the OpenVINO model, as
+                     optimum-intel compresses it (the embedding and the last layer stay int8 unless
+                     int8 is asked for); activations stay float. Needs NNCF (the quantization extra).
+    group_size:      int4's group size (default 128; it must divide the compressed layers' input widths,
+                     -1: one group per output channel).
     external_weights: a file name tag (e.g. "model"): the delegated weights go to ExecuTorch's named
                      data for that file instead of the .pte; `program.write_tensor_data_to_file(folder)`
                      writes `<tag>.ptd`, which the program then loads with (container/named_weights.py). Constants
@@ -65,11 +72,18 @@ class OpenvinoPartitioner(Partitioner):
         grow_caches: bool = True,
         external_weights: Optional[str] = None,
         precision: Optional[str] = None,
+        weights: Optional[str] = None,
+        group_size: Optional[int] = None,
     ) -> None:
         if external_weights is not None and (not isinstance(external_weights, str) or not external_weights
                                              or any(c in external_weights for c in "/\\\0")):
             raise ValueError(f"external_weights takes a file name tag such as 'model', got {external_weights!r}")
-        self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches, precision)
+        self.options = compile_specs.export_options(device, compile_options, precompile, grow_caches, precision,
+                                                    weights, group_size)
+        if weights is not None:  # preprocess compresses with NNCF: say now if it is missing
+            from .quantization.graphs import nncf_module
+
+            nncf_module()
         self.delegation_spec = DelegationSpec(BACKEND_ID, compile_specs.to_compile_specs(self.options))
         self.skip_ops = tuple(skip_ops)
         self.skip_nodes = tuple(skip_nodes)

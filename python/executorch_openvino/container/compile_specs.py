@@ -5,6 +5,8 @@ Keys (see include/executorch_openvino/backend.h):
   compress_to_fp16   "1" when the weights were stored as fp16 (asked for by the user)
   precompile         devices a compiled model was embedded for, comma-separated (informational)
   static_caches      "1" when KV caches were kept in their static form (informational)
+  weights            how the IR's weights were compressed with NNCF, "<mode>:<group size>" (e.g. "int4:128",
+                     "int8:0"); the IR carries them compressed (informational)
   precision          "exact" (INFERENCE_PRECISION_HINT=f32) or "fast" (the device's own default:
                      bf16 / f16 where the hardware has it); never written beside INFERENCE_PRECISION_HINT
   UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
@@ -23,6 +25,10 @@ COMPRESS_TO_FP16 = "compress_to_fp16"
 PRECOMPILE = "precompile"
 STATIC_CACHES = "static_caches"
 PRECISION = "precision"
+WEIGHTS = "weights"
+# Weight-only compression of the IR (ir_passes/weight_compression.py): the word -> NNCF's mode.
+WEIGHT_MODES = {"int8": "INT8_ASYM", "int8_sym": "INT8_SYM", "int4": "INT4_SYM", "int4_asym": "INT4_ASYM"}
+DEFAULT_GROUP_SIZE = 128
 # The one-word choice between eager's fp32 results and OpenVINO's fastest precision for the device.
 PRECISIONS = ("exact", "fast")
 _HINT = "INFERENCE_PRECISION_HINT"
@@ -37,6 +43,8 @@ class ExportOptions:
     precompile: Tuple[str, ...] = ()
     grow_caches: bool = True  # ir_passes/grown_cache.py
     precision: Optional[str] = None  # PRECISIONS; None: f32 on CPU (exact), the device's own elsewhere
+    weights: Optional[str] = None  # WEIGHT_MODES; None: the weights as the program has them
+    group_size: int = 0  # int4's group size (input values per scale); 0 for int8 (per output channel)
 
 
 def _text(value: Any) -> str:
@@ -47,11 +55,13 @@ def _text(value: Any) -> str:
 
 def export_options(
     device: str = "CPU", compile_options: Optional[Mapping[str, Any]] = None, precompile: Iterable[str] = (),
-    grow_caches: bool = True, precision: Optional[str] = None,
+    grow_caches: bool = True, precision: Optional[str] = None, weights: Optional[str] = None,
+    group_size: Optional[int] = None,
 ) -> ExportOptions:
     """Validates the partitioner's arguments. `compile_options` holds OpenVINO properties
     (upper-case names) and, optionally, compress_to_fp16=True to store weights as fp16.
-    `precompile` names devices to embed a compiled model for. `precision` is "exact" or "fast"."""
+    `precompile` names devices to embed a compiled model for. `precision` is "exact" or "fast".
+    `weights` one of WEIGHT_MODES, `group_size` int4's group size."""
     if not isinstance(device, str) or not device:
         raise ValueError(f"device must be a non-empty string such as 'CPU', got {device!r}")
     options = dict(compile_options or {})
@@ -76,7 +86,31 @@ def export_options(
     if precision is not None and _HINT in properties:
         raise ValueError(f"precision={precision!r} and compile option {_HINT} both choose the precision: pass one "
                          f"(precision='exact' is {_HINT}='f32'; 'fast' leaves the device its own default)")
-    return ExportOptions(device, properties, compress, devices, bool(grow_caches), precision)
+    weights, group_size = check_weights(weights, group_size)
+    if weights is not None and compress:
+        raise ValueError("weights=... and compress_to_fp16 both choose how the weights are stored: pass one")
+    return ExportOptions(device, properties, compress, devices, bool(grow_caches), precision, weights, group_size)
+
+
+def check_weights(weights: Optional[str], group_size: Optional[int]) -> Tuple[Optional[str], int]:
+    """(mode, group size) for the weights and group_size arguments: int8 modes are per output
+    channel (group size 0), int4 ones default to DEFAULT_GROUP_SIZE."""
+    if weights is None:
+        if group_size is not None:
+            raise ValueError("group_size is an option of weights='int4' (or 'int4_asym')")
+        return None, 0
+    if weights not in WEIGHT_MODES:
+        raise ValueError(f"weights takes one of {', '.join(WEIGHT_MODES)} (NNCF's weight-only compression of the "
+                         f"linear layers), got {weights!r}")
+    if weights.startswith("int8"):
+        if group_size not in (None, 0, -1):
+            raise ValueError(f"weights={weights!r} is per output channel: group_size applies to int4 only")
+        return weights, 0
+    size = DEFAULT_GROUP_SIZE if group_size is None else group_size
+    if isinstance(size, bool) or not isinstance(size, int) or (size <= 0 and size != -1):
+        raise ValueError(f"group_size takes a positive number of input values per scale (or -1: one group per "
+                         f"output channel), got {group_size!r}")
+    return weights, size
 
 
 def check_precision(precision: Optional[str], what: str) -> Optional[str]:
@@ -118,11 +152,14 @@ def to_compile_specs(options: ExportOptions) -> List[CompileSpec]:
         specs.append(CompileSpec(STATIC_CACHES, b"1"))
     if options.precision is not None:
         specs.append(CompileSpec(PRECISION, options.precision.encode()))
+    if options.weights is not None:
+        specs.append(CompileSpec(WEIGHTS, f"{options.weights}:{options.group_size}".encode()))
     return specs
 
 
 def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
     device, properties, compress, precompile, grow, precision = "CPU", {}, False, (), True, None
+    weights, group_size = None, 0
     for spec in specs:
         value = bytes(spec.value).rstrip(b"\0").decode()
         if spec.key == DEVICE:
@@ -135,6 +172,9 @@ def from_compile_specs(specs: List[CompileSpec]) -> ExportOptions:
             grow = value != "1"
         elif spec.key == PRECISION:
             precision = value
+        elif spec.key == WEIGHTS:
+            mode, _, size = value.partition(":")
+            weights, group_size = mode, int(size or 0)
         else:
             properties[spec.key] = value
-    return ExportOptions(device, properties, compress, precompile, grow, precision)
+    return ExportOptions(device, properties, compress, precompile, grow, precision, weights, group_size)

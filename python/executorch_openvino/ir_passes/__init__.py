@@ -1,16 +1,17 @@
 """Stage 4 of lowering: the OpenVINO model rewritten into the form OpenVINO's plugins run best and
-the runtime library needs (state, caches that grow, fused rotary embedding, inputs read once and
+the runtime library needs (weights compressed as asked, state, caches that grow, fused rotary embedding, inputs read once and
 bounded), and what the container records of it."""
 
 from __future__ import annotations
 
 from . import (equal_inputs, grown_cache, index_bounds, int8_range_check, low_bit_weights, passed_through, rotary,
-               state)
+               state, weight_compression)
 from .lowering import Lowering
 
 # In order: each pass rewrites lowering.model in place (and may note what the blob records).
 PASSES = (
     low_bit_weights.narrow_group_wise_weights,  # 8-bit constants holding 4-bit values as u4 / i4
+    weight_compression.compress_weights,  # the partitioner's weights=: NNCF on the IR
     passed_through.copy_passed_through_inputs,
     equal_inputs.share_equal_inputs,  # while the IR's inputs are still the partition's
     state.make_stateful,  # consumed buffers as OpenVINO variables

@@ -213,8 +213,9 @@ def grow_caches(lowering: Lowering) -> None:
         model.add_sinks([ops6.assign(grown, variable)])
     marked.output(0).get_tensor().set_names({CACHE_POSITION_INPUT})
     # Past its context a grown cache keeps growing where the static one could not be written: the
-    # runtime refuses such a position, as eager PyTorch does.
-    index_bounds.bound_input(marked, 0, caches[0].shape[2])
+    # runtime refuses such a position, as eager PyTorch does. The shortest cache bounds them all (a
+    # sliding window's, as transformers exports Gemma 3's without custom caches, holds the window only).
+    index_bounds.bound_input(marked, 0, min(cache.shape[2] for cache in caches))
     model.set_rt_info(str(caches[0].read.get_output_element_type(0).get_type_name()),
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()

@@ -1,0 +1,30 @@
+"""Weight-only compression of the partition's OpenVINO model (the partitioner's `weights` argument):
+NNCF's compress_weights on the IR, the way optimum-intel compresses the models OpenVINO GenAI runs.
+
+Compressing the IR, rather than the torch graph before export, leaves torch.export and to_edge
+alone (no re-export of a model NNCF rewrote) and gives OpenVINO's CPU plugin the weight layout it
+runs with its compressed FullyConnected kernels: u8 / u4 / i4 constants, a zero point and a scale
+per output channel or per group, converted to float in the graph. NNCF's own defaults apply: in the
+int4 modes the embedding and the last layer keep 8 bits (its "backup" precision, as optimum-intel).
+"""
+
+from __future__ import annotations
+
+from ..container.compile_specs import WEIGHT_MODES
+from .lowering import Lowering
+
+
+def compress_weights(lowering: Lowering) -> None:
+    options = lowering.options
+    if options.weights is None:
+        return
+    from ..quantization.graphs import nncf_module
+
+    nncf = nncf_module()
+    mode = getattr(nncf.CompressWeightsMode, WEIGHT_MODES[options.weights])
+    arguments = {"group_size": options.group_size} if options.weights.startswith("int4") else {}
+    try:
+        lowering.model = nncf.compress_weights(lowering.model, mode=mode, **arguments)
+    except Exception as error:  # NNCF says what it cannot do (e.g. a group size that divides no layer)
+        raise ValueError(f"NNCF could not compress the weights as weights={options.weights!r}"
+                         f"{f', group_size={options.group_size}' if arguments else ''}: {error}") from error

@@ -1,0 +1,96 @@
+"""The partitioner's `weights` argument: NNCF's weight-only compression applied to the partition's
+OpenVINO model (ir_passes/weight_compression.py). The delegate's contract is native OpenVINO's
+result on the same compression: optimum-intel's way (convert, then nncf.compress_weights on the IR)."""
+
+from __future__ import annotations
+
+import nncf
+import numpy as np
+import openvino as ov
+import pytest
+import torch
+from executorch.exir import to_edge_transform_and_lower
+
+import executorch_openvino
+from executorch_openvino.container import compile_specs
+from lowering import blob_ir, delegate_calls, load_forward
+
+MODES = {"int8": "INT8_ASYM", "int8_sym": "INT8_SYM", "int4": "INT4_SYM", "int4_asym": "INT4_ASYM"}
+
+
+class Tiny(torch.nn.Module):
+    """An embedding, two hidden layers and an output layer: NNCF's int4 modes keep the first and last
+    in 8 bits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = torch.nn.Embedding(100, 64)
+        self.up, self.down, self.out = torch.nn.Linear(64, 256), torch.nn.Linear(256, 64), torch.nn.Linear(64, 100)
+
+    def forward(self, ids):
+        return self.out(self.down(torch.nn.functional.gelu(self.up(self.embed(ids)))))
+
+
+def _lowered(weights, group_size=None):
+    model, ids = Tiny().eval(), torch.randint(0, 100, (1, 8), generator=torch.Generator().manual_seed(1))
+    edge = to_edge_transform_and_lower(torch.export.export(model, (ids,)), partitioner=[
+        executorch_openvino.OpenvinoPartitioner(weights=weights, group_size=group_size)])
+    return model, ids, edge
+
+
+def _native(model, ids, weights, group_size):
+    converted = ov.convert_model(torch.export.export(model, (ids,)))
+    extra = {"group_size": group_size} if weights.startswith("int4") else {}
+    compressed = nncf.compress_weights(converted, mode=getattr(nncf.CompressWeightsMode, MODES[weights]), **extra)
+    compiled = ov.Core().compile_model(compressed, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    return torch.from_numpy(compiled([ids.numpy()])[0])
+
+
+@pytest.mark.parametrize("weights,group_size", [("int8", None), ("int8_sym", None), ("int4", 32), ("int4_asym", 16)])
+def test_the_delegate_computes_what_native_openvino_computes_on_the_same_compression(weights, group_size):
+    model, ids, edge = _lowered(weights, group_size)
+    ours = load_forward(edge.to_executorch().buffer).execute([ids])[0]
+    native = _native(model, ids, weights, group_size)
+    assert torch.equal(ours, native), (ours - native).abs().max()
+    eager = model(ids).detach()
+    assert 0 < (ours - eager).abs().max() < 0.1 * eager.abs().max()  # compressed, and close
+
+
+@pytest.mark.parametrize("weights,group_size,low_bits", [("int8", None, {"u8"}), ("int4", 32, {"i4", "u8"}),
+                                                         ("int4_asym", 32, {"u4", "u8"})])
+def test_the_ir_holds_the_weights_in_their_compressed_types(weights, group_size, low_bits):
+    _, _, edge = _lowered(weights, group_size)
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    lowered = getattr(graph_module, call.args[0].target)
+    model = blob_ir(lowered.processed_bytes)
+    types = {op.get_output_element_type(0).get_type_name() for op in model.get_ops() if op.get_type_name() == "Constant"
+             and op.get_output_element_type(0).get_type_name() in ("u8", "i8", "u4", "i4")}
+    assert low_bits <= types, types  # int4: the hidden layers 4-bit, the embedding and output layer u8
+    spec = {s.key: bytes(s.value).decode() for s in lowered.compile_specs}
+    assert spec[compile_specs.WEIGHTS] == f"{weights}:{group_size or 0}"
+
+
+def test_uncompressed_programs_say_nothing_of_weights():
+    _, _, edge = _lowered(None)
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    assert compile_specs.WEIGHTS not in {s.key for s in getattr(graph_module, call.args[0].target).compile_specs}
+
+
+@pytest.mark.parametrize("arguments,message", [
+    ({"weights": "int3"}, "weights takes one of int8, int8_sym, int4, int4_asym"),
+    ({"weights": "int8", "group_size": 64}, "per output channel"),
+    ({"group_size": 64}, "group_size is an option of weights='int4'"),
+    ({"weights": "int4", "group_size": 0}, "group_size takes a positive number"),
+    ({"weights": "int4", "compile_options": {"compress_to_fp16": True}}, "both choose how the weights are stored"),
+])
+def test_wrong_arguments_are_refused_when_the_partitioner_is_made(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        executorch_openvino.OpenvinoPartitioner(**arguments)
+
+
+def test_a_group_size_that_divides_no_layer_is_refused_naming_the_option():
+    with pytest.raises(Exception, match="group_size=48"):
+        _lowered("int4", 48)
