@@ -4,7 +4,8 @@
 #
 #   make demo    build, then run a model through the delegate and compare it with native OpenVINO
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
-#                Wine, the installed wheel, the sanitizer build, and each fuzz target for a minute
+#                Wine, the installed wheel, optimum-executorch's tasks with our recipe (its own
+#                environment), the sanitizer build, and each fuzz target for a minute
 #   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
 #                every alternative, the Hugging Face zoo (bench/hf_zoo/), recurrent models' lowering
 #                time before and after, each optimisation before and after, start-up times, int8
@@ -20,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench configure build test test-cpp test-python test-packaging test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm clean distclean
 
 all: build
 
@@ -33,6 +34,11 @@ venv:
 # The LLM benchmark's extras (OpenVINO GenAI, optimum-intel, transformers), resolved with the pinned set.
 venv-bench: venv
 	@bash scripts/setup_venv.sh $(VENV) requirements.txt requirements-bench.txt
+
+# optimum-executorch's environment (transformers 5.0.0rc1: it cannot share .venv), for test-optimum.
+OPTIMUM_VENV ?= .venv-optimum
+venv-optimum:
+	@bash scripts/setup_venv.sh $(OPTIMUM_VENV) requirements-optimum.txt
 
 setup: system-packages venv
 
@@ -47,7 +53,7 @@ build: configure
 # Every stage runs even when an earlier one fails (-k), so one failure does not hide the others;
 # the exit status is still non-zero.
 test: build
-	@$(MAKE) --no-print-directory -k test-cpp test-python test-windows test-packaging test-asan test-fuzz
+	@$(MAKE) --no-print-directory -k test-cpp test-python test-windows test-packaging test-optimum test-asan test-fuzz
 
 test-cpp: build
 	@cd $(BUILD) && ../$(CTEST) --output-on-failure -j $(JOBS)
@@ -60,6 +66,16 @@ test-python: build
 # installs the pinned dependencies anew, from pip's cache when warm).
 test-packaging: build
 	@$(PYTHON) -m pytest tests/packaging -q -s
+
+# optimum-executorch's tasks exported with the openvino recipe and run through its own classes and
+# ExecuTorch's runner, in .venv-optimum with this checkout's wheel installed ([optimum] and
+# [quantization] extras): tests/optimum, against the installed package only.
+test-optimum: wheel venv-optimum
+	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+		$$(ls -t dist/executorch_openvino-*.whl | head -n 1)
+	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		"$$(ls -t dist/executorch_openvino-*.whl | head -n 1)[optimum,quantization]"
+	@EXECUTORCH_OPENVINO_TEST_INSTALLED=1 HF_HUB_OFFLINE=1 $(OPTIMUM_VENV)/bin/python -m pytest tests/optimum -q
 
 # The loader built for Windows with MinGW-w64 and run under Wine against the real OpenVINO
 # Windows DLLs (scripts/test_windows.sh sets up packages, the wheel cache and a Wine prefix).

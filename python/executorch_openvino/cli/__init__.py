@@ -3,6 +3,7 @@
     executorch-openvino --cmake-prefix-path       the prefix for find_package(executorch_openvino)
     executorch-openvino doctor [--skip CHECK]     checks the installation, one line per check
     executorch-openvino export MODULE:FACTORY --out model.pte [--example-input 1,3,224,224:float32]
+    executorch-openvino export-hf MODEL_DIR --task text-generation --out DIR [--weights int4] [--max-seq-len N]
     executorch-openvino run model.pte [--input x.npy] [--output-dir out] [--option KEY=VALUE]
     executorch-openvino bench model.pte [-n 50 | -t SECONDS] [--rounds 5] [--mode latency|throughput]
         [--requests N] [--option KEY=VALUE] [--model MODULE:FACTORY] [--json F] [--csv F] [--plot F]
@@ -30,7 +31,7 @@ PROG = "executorch-openvino"
 def build_parser() -> argparse.ArgumentParser:
     # The commands' modules are imported here, not with the package: the runner's console script
     # (cli/runner.py) imports this package and needs none of them.
-    from . import bench, doctor, export, generate, run
+    from . import bench, doctor, export, export_hf, generate, run
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -44,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show logs, warnings and tracebacks")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (doctor, export, run, bench, generate):
+    for module in (doctor, export, export_hf, run, bench, generate):
         module.register(subparsers)
     for command in subparsers.choices.values():  # -v after the command works too
         command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,

@@ -1,0 +1,52 @@
+"""The `openvino` recipe: what optimum-executorch calls with a task's exportable wrapper
+(CausalLMExportableModule, Seq2SeqLMExportableModule, ...) once the Hugging Face model is loaded.
+
+The wrapper's export() gives one ExportedProgram per method (a causal LM's "model"; Whisper's and
+T5's "encoder", "text_decoder", "sampler"); all are lowered together with one OpenvinoPartitioner
+into one program, whose methods keep those names (a lone program becomes "forward", as the xnnpack
+recipe does), with the wrapper's metadata as constant methods (get_max_seq_len, get_eos_ids, ...)
+for optimum's ExecuTorchModelFor* classes and ExecuTorch's TextLLMRunner. Caches the wrapper
+registers as mutated buffers stay inside the delegate as OpenVINO state (partition/mutated_buffers.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional, Sequence
+
+# The options a recipe call takes (main_export(..., recipe_kwargs={...}), from_pretrained(...,
+# recipe_kwargs={...}), executorch-openvino export-hf), with what each does.
+OPTIONS = {
+    "device": "OpenVINO device the program compiles for at load time (default CPU; a load may choose again)",
+    "precision": "exact (f32, eager's results) or fast (the device's own default: bf16 / f16 where it has them)",
+    "compile_options": "OpenVINO properties for compile_model, e.g. {'NUM_STREAMS': '1'}",
+    "precompile": "devices to embed a compiled model for, e.g. ['CPU'] (made with this machine's OpenVINO)",
+    "external_weights": "True: the delegated weights go to model.ptd beside model.pte (ExecuTorch's runtime "
+                        "loads it with data_path; optimum's ExecuTorchModelFor* classes cannot)",
+    "weights": "int8 or int4: weight-only compression of the linear layers with NNCF (the quantization extra)",
+    "group_size": "int4's group size (default 128; a divisor of every compressed layer's input width)",
+}
+
+
+def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] = None,
+                        compile_options: Optional[Mapping[str, Any]] = None, precompile: Sequence[str] = (),
+                        external_weights: bool = False, weights: Optional[str] = None,
+                        group_size: Optional[int] = None, **unknown) -> Dict[str, Any]:
+    """{"model": ExecutorchProgramManager}: `model`'s programs lowered to executorch_openvino."""
+    if unknown:
+        raise TypeError(f"the openvino recipe has no option {', '.join(sorted(unknown))}; it takes: "
+                        + "; ".join(f"{name} ({what})" for name, what in OPTIONS.items()))
+    from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
+
+    from ..partitioner import OpenvinoPartitioner
+
+    # The partitioner checks every option before the (slow) export.
+    partitioner = OpenvinoPartitioner(device, compile_options=compile_options, precision=precision,
+                                      precompile=precompile, external_weights="model" if external_weights else None,
+                                      weights=weights, group_size=group_size)
+    programs = dict(model.export())
+    if len(programs) == 1:
+        programs = {"forward": next(iter(programs.values()))}
+    edge = to_edge_transform_and_lower(programs, partitioner=[partitioner],
+                                       compile_config=EdgeCompileConfig(_check_ir_validity=False),
+                                       constant_methods=dict(model.metadata or {}))
+    return {"model": edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))}

@@ -1,0 +1,50 @@
+"""What every task's tests check of a program the `openvino` recipe made: which methods, what our
+delegate took and what stayed on ExecuTorch's kernels, and that no cache is left for ExecuTorch to
+copy in and out (it lives in OpenVINO as state)."""
+
+from __future__ import annotations
+
+import operator
+from pathlib import Path
+from typing import Dict, List
+
+import executorch_openvino
+
+DELEGATE = "executorch_call_delegate"
+
+
+def export(folder: Path, task: str, out: Path, recipe: str = "openvino", recipe_kwargs=None, **task_kwargs):
+    """optimum-executorch's main_export with our recipe: {name: ExecutorchProgramManager}, and the
+    .pte files written to `out`."""
+    import executorch_openvino.optimum  # noqa: F401  registers the recipes
+    from optimum.exporters.executorch import main_export
+
+    return main_export(str(folder), task=task, recipe=recipe, output_dir=str(out),
+                       recipe_kwargs=dict(recipe_kwargs or {}), **task_kwargs)
+
+
+def method_report(program, method: str) -> Dict[str, object]:
+    """backend ids of the delegate calls, the operators outside, and the buffers ExecuTorch mutates."""
+    exported = program.exported_program(method)
+    graph_module = exported.graph_module
+    backends, outside = [], []
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem:
+            continue
+        if DELEGATE in str(node.target):
+            backends.append(getattr(graph_module, node.args[0].target).backend_id)
+        else:
+            outside.append(str(node.target))
+    return {"backends": backends, "outside": outside,
+            "mutated_buffers": sorted(exported.graph_signature.buffers_to_mutate.values())}
+
+
+def assert_delegated(program, method: str, allowed_outside: List[str] = ()) -> Dict[str, object]:
+    """One call of our delegate at least, none of another; nothing outside but `allowed_outside`
+    (substrings of operator names, each with its reason in the caller); no buffer left to ExecuTorch."""
+    report = method_report(program, method)
+    assert report["backends"] and set(report["backends"]) == {executorch_openvino.BACKEND_ID}, report
+    unexpected = [op for op in report["outside"] if not any(allowed in op for allowed in allowed_outside)]
+    assert not unexpected, f"{method}: outside the delegate: {unexpected}"
+    assert report["mutated_buffers"] == [], f"{method}: buffers ExecuTorch copies in and out: {report}"
+    return report
