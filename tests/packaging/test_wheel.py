@@ -29,6 +29,8 @@ EXPECTED_NATIVE_FILES = {
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfigVersion.cmake",
 }
 METADATA_FILES = {"METADATA", "WHEEL", "RECORD", "entry_points.txt"}
+# The one file outside the package: optimum-cli's plug-in module registering the openvino recipes.
+OPTIMUM_PLUGIN = "optimum/commands/register/register_executorch_openvino.py"
 
 
 def run(command, **kwargs) -> subprocess.CompletedProcess:
@@ -147,16 +149,26 @@ def test_the_wheel_holds_exactly_the_expected_files(wheel):
         if top.endswith(".dist-info"):
             ok_name = rest in METADATA_FILES or rest.startswith("licenses/")
         else:
-            ok_name = name in EXPECTED_NATIVE_FILES or (
+            ok_name = name in EXPECTED_NATIVE_FILES or name == OPTIMUM_PLUGIN or (
                 top == "executorch_openvino" and name.endswith(".py") and "__pycache__" not in name
             )
         if not ok_name:
             unexpected.append(name)
     assert unexpected == []
-    assert EXPECTED_NATIVE_FILES <= set(names)
+    assert EXPECTED_NATIVE_FILES | {OPTIMUM_PLUGIN} <= set(names)
     requires = [line for line in zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("METADATA"))).decode().splitlines() if line.startswith("Requires-Dist")]
     assert "Requires-Dist: executorch==1.5.1" in requires
+    assert "Requires-Dist: optimum-executorch==1.1.0; extra == \"optimum\"" in requires
+
+
+def test_the_optimum_cli_plugin_is_harmless_without_optimum_executorch(venv):
+    # optimum-cli imports every module of its register namespace at start-up: without
+    # optimum-executorch (this environment) ours must import cleanly and register no command.
+    out = ok([venv / "bin/python", "-c", "import importlib, sys; sys.modules.pop('optimum', None); "
+              "m = importlib.import_module('optimum.commands.register.register_executorch_openvino'); "
+              "print(m.REGISTER_COMMANDS)"], env=clean_env())
+    assert out.strip() == "[]"
 
 
 def _dynamic(path: Path) -> str:

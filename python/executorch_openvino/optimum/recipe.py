@@ -44,9 +44,26 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
                                       precompile=precompile, external_weights="model" if external_weights else None,
                                       weights=weights, group_size=group_size)
     programs = dict(model.export())
+    _refuse_torchao_quantization(programs)
     if len(programs) == 1:
         programs = {"forward": next(iter(programs.values()))}
     edge = to_edge_transform_and_lower(programs, partitioner=[partitioner],
                                        compile_config=EdgeCompileConfig(_check_ir_validity=False),
                                        constant_methods=dict(model.metadata or {}))
     return {"model": edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))}
+
+
+def _refuse_torchao_quantization(programs) -> None:
+    """optimum-executorch's --qlinear / --qembedding quantize with torchao before the recipe runs; its
+    dequantize ops have neither a rule in OpenVINO's frontend nor a portable ExecuTorch kernel, so such
+    a program could not run. The recipe compresses the weights itself, the way OpenVINO runs fastest."""
+    for name, program in programs.items():
+        found = sorted({str(node.target) for node in program.graph.nodes
+                        if node.op == "call_function" and str(node.target).startswith("torchao.")})
+        if found:
+            raise ValueError(
+                f"the {name!r} program holds torchao's quantization ({', '.join(found)}), made by "
+                "optimum-executorch's --qlinear / --qembedding: the openvino recipe compresses weights itself, "
+                "with NNCF. Drop those arguments and use recipe openvino_int8 or openvino_int4 (optimum-cli), "
+                "recipe_kwargs={'weights': 'int4', 'group_size': 128} (Python) or executorch-openvino export-hf "
+                "--weights int4")

@@ -94,3 +94,32 @@ def test_wrong_arguments_are_refused_when_the_partitioner_is_made(arguments, mes
 def test_a_group_size_that_divides_no_layer_is_refused_naming_the_option():
     with pytest.raises(Exception, match="group_size=48"):
         _lowered("int4", 48)
+
+
+class Rotary(torch.nn.Module):
+    """A rotary embedding's angles (a [1, 8, 1] constant times the positions) beside a linear layer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.register_buffer("inv_freq", torch.rand(1, 8, 1))
+        self.linear = torch.nn.Linear(32, 16)
+
+    def forward(self, x, positions):
+        angles = self.inv_freq @ positions[:, None, :].float()  # [1, 8, n]
+        return self.linear(x) + angles.sum(1, keepdim=True).transpose(1, 2).cos()
+
+
+def test_a_product_with_a_constant_vector_is_no_layer_to_compress():
+    # NNCF takes any MatMul with a constant operand for a layer; int4 in groups then fails on the
+    # rotary frequencies (one channel), and int8 would move every rotation.
+    model, x, positions = Rotary().eval(), torch.randn(1, 4, 32), torch.arange(4)[None]
+    edge = to_edge_transform_and_lower(torch.export.export(model, (x, positions)), partitioner=[
+        executorch_openvino.OpenvinoPartitioner(weights="int4", group_size=16)])
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    ir = blob_ir(getattr(graph_module, call.args[0].target).processed_bytes)
+    frequencies = [op for op in ir.get_ops() if op.get_type_name() == "Constant" and list(op.get_output_shape(0)) == [1, 8, 1]]
+    assert [op.get_output_element_type(0).get_type_name() for op in frequencies] == ["f32"]
+    ours = load_forward(edge.to_executorch().buffer).execute([x, positions])[0]
+    assert (ours - model(x, positions).detach()).abs().max() > 1e-4  # the linear layer was compressed
