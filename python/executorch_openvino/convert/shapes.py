@@ -26,14 +26,22 @@ def bounds(size, ranges=None) -> tuple:
     found = (ranges or {}).get(expr)
     if found is None:
         found = node.shape_env.bound_sympy(expr)
-    lower = int(found.lower) if found.lower.is_finite else 0
-    upper = int(found.upper) if found.upper.is_finite else -1
+    lower = int(found.lower) if _finite(found.lower) else 0
+    upper = int(found.upper) if _finite(found.upper) else -1
     if lower == 2:
         # Tracing assumes a dynamic size is neither 0 nor 1, and ExecuTorch's edge program keeps
         # that 2 instead of the minimum the user declared (Dim(min=1), the common case, exports a
         # graph valid for 1). Size 1 is allowed; 0 is not.
         lower = 1
     return max(lower, 0), upper
+
+
+def _finite(bound) -> bool:
+    # torch's own integer infinity (int_oo, what Dim.AUTO leaves a size with no limit) says
+    # is_finite True to sympy; int() of it raises.
+    from torch.utils._sympy.numbers import IntInfinity, NegativeIntInfinity
+
+    return bool(bound.is_finite) and not isinstance(bound, (IntInfinity, NegativeIntInfinity))
 
 
 def partial_shape(shape, ranges=None):

@@ -24,7 +24,11 @@ in place. On a 6-layer Llama this takes the attention of a decode step from abou
   (index_bounds), so a position past it is refused, as eager PyTorch refuses to write it;
 - the cache precision is kept as the model's (KV_CACHE_PRECISION in the IR's runtime options; the
   plugin's default is u8), so results stay those of the static form; a property set at load wins.
-A cache of any other form (or a model whose position input cannot be found) is left static.
+A cache of any other form (or a model whose position input cannot be found) is left static; so is
+a ring buffer (optimum-executorch's sliding-window caches: written at the position modulo its length,
+any position valid): its rows are the position only below its length, and the frontend's wrap of
+index_put's indices, (i + n) mod n, gives a plain cache's rows the same values past it. The rows are
+read before that wrap, at a probe position past every cache: a plain cache's row is the position.
 """
 
 from __future__ import annotations
@@ -92,23 +96,50 @@ class _StaticCache:
             raise LookupError("the cache is read by something other than masked attention")
         if attention.get_attributes().get("causal"):
             raise LookupError("causal attention over the cache")
+        # The rewrite cuts the mask to the rows written so far: a mask that does not span the cache
+        # (none, a scalar: attention over every row, zeros included) cannot be cut.
+        mask = attention.get_input_partial_shape(3)
+        if mask.rank.is_dynamic or len(mask) == 0 or mask[len(mask) - 1] != attention.get_input_partial_shape(1)[2]:
+            raise LookupError("the attention's mask does not span the cache")
         return path
+
+
+# Past every cache's length: there a ring's rows (position modulo its length) are not the position.
+_PROBE_POSITION = 1 << 24
 
 
 def _first_position(cache: _StaticCache):
     import openvino.opset13 as ops
 
-    flat = ops.reshape(cache.indices, ops.constant(np.array([-1], np.int64)), False)
+    flat = ops.reshape(_before_wrap(cache), ops.constant(np.array([-1], np.int64)), False)
     return ops.gather(flat, ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
 
 
-def _position_parameter(model, position):
-    """The model input whose value the first position is (a rank-0 input, or the first element of a
-    1-D one), found by evaluating the position with a distinct value in every integer input."""
+def _before_wrap(cache: _StaticCache):
+    """The rows written as the model computes them: the frontend writes index_put's at
+    (rows + n) mod n, n the written axis's size (a negative row counts from the end), which
+    hides whether the model's rows leave the cache (refused) or wrap in it (a ring); without that
+    pattern, the scatter's indices."""
+    rows = cache.indices
+    while rows.get_node().get_type_name() in ("Unsqueeze", "Reshape", "Squeeze", "Convert"):
+        rows = source(rows.get_node())
+    wrap = rows.get_node()
+    if wrap.get_type_name() in ("Mod", "FloorMod") and source(wrap).get_node().get_type_name() == "Add":
+        added = source(wrap).get_node()
+        if source(added, 1) == source(wrap, 1):
+            return source(added)
+    return cache.indices
+
+
+def _position_parameters(model, positions) -> list:
+    """For each first position, the model input whose value it is (a rank-0 input, or the first
+    element of a 1-D one), or None (a constant: rows written whole on every call, as a
+    cross-attention cache is); found by evaluating the positions with a distinct value in every
+    integer input."""
     import openvino as ov
 
     inputs = []
-    stack, seen = [position.get_node()], set()
+    stack, seen = [position.get_node() for position in positions], set()
     while stack:
         node = stack.pop()
         if node.get_friendly_name() in seen:
@@ -121,22 +152,22 @@ def _position_parameter(model, position):
     for number, parameter in enumerate(inputs):
         shape = parameter.get_partial_shape()
         if not parameter.get_element_type().is_integral() or shape.rank.is_dynamic:
-            return None
+            return [None] * len(positions)
         dims = [d.get_min_length() if d.is_dynamic else d.get_length() for d in shape]
         dims = [max(1, min(d, 3)) if shape[i].is_dynamic else d for i, d in enumerate(dims)]
-        first = 5 + 7 * number
+        first = _PROBE_POSITION + 7 * number
         value = (np.arange(int(np.prod(dims))) + first).reshape(dims) if dims else np.array(first)
         feeds[parameter.get_friendly_name()] = value.astype(parameter.get_element_type().to_dtype())
         if len(dims) <= 1:
             owners[first] = parameter
-    probe = ov.Model([position], inputs, "position_probe")
+    probe = ov.Model(list(positions), inputs, "position_probe")
     try:
         compiled = ov.Core().compile_model(probe, "CPU")
-        result = compiled({name: value for name, value in feeds.items()})[0]
+        results = compiled({name: value for name, value in feeds.items()})
     except RuntimeError as error:
         logger.info("position probe failed: %s", error)
-        return None
-    return owners.get(int(np.asarray(result).reshape(-1)[0]))
+        return [None] * len(positions)
+    return [owners.get(int(np.asarray(results[i]).reshape(-1)[0])) for i in range(len(positions))]
 
 
 def grow_caches(lowering: Lowering) -> None:
@@ -163,12 +194,22 @@ def grow_caches(lowering: Lowering) -> None:
     caches = _in_pairs(caches)
     if not caches:
         return
-    first = _first_position(caches[0])
-    marked = _position_parameter(model, first.output(0))
-    if marked is None:
+    # Only a cache written at the rows an input's position names grows; one written at constant
+    # rows (a cross-attention cache, overwritten whole from the encoder's states on every call)
+    # would gain those rows again on every call, so it stays static.
+    positions = [_first_position(cache) for cache in caches]
+    owners = _position_parameters(model, [position.output(0) for position in positions])
+    marked = next((owner for owner in owners if owner is not None), None)
+    for cache, owner in zip(caches, owners):
+        if owner is not marked or owner is None:
+            logger.info("cache %s stays static: no input carries the position it is written at",
+                        cache.assign.get_variable_id())
+    chosen = _in_pairs([cache for cache, owner in zip(caches, owners) if owner is not None and owner is marked])
+    if not chosen:
         logger.info("caches stay static: no input carries their position")
         return
-    positions = [first] + [_first_position(cache) for cache in caches[1:]]
+    positions = [position for cache, position in zip(caches, positions) if cache in chosen]
+    caches = chosen
 
     beam = ops.constant(np.zeros(1, np.int32))  # one node: the plugin fuses K and V gathered by the same
     cut = set()  # the attentions whose mask is cut already

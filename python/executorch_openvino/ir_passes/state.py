@@ -31,17 +31,24 @@ def make_stateful(lowering: Lowering) -> None:
         info.data_shape = parameter.get_partial_shape()
         info.data_type = parameter.get_element_type()
         variable = ov.op.util.Variable(info)
+        new_value = result.input_value(0)
         if state.initial is None:
             read = opset6.read_value(variable)
+        elif parameter.get_element_type() == ov.Type.i64:
+            # The CPU plugin cannot initialise an i64 variable from a value (it can from zeros):
+            # the variable holds the difference from the initial value, which starts at zero.
+            initial = opset6.constant(state.initial.numpy().astype(np.int64))
+            read = opset6.add(opset6.read_value(variable), initial)
+            new_value = opset6.subtract(new_value, initial).output(0)
         else:
             initial = opset6.constant(state.initial.numpy().astype(np.dtype(parameter.get_element_type().to_dtype())))
             read = opset6.read_value(initial, variable)
         for target in list(parameter.output(0).get_target_inputs()):
             target.replace_source_output(read.output(0))
         # The binding takes a node (its first output): made on the result, then pointed at the
-        # result's source output.
+        # new value.
         assign = opset6.assign(result, variable)
-        assign.input(0).replace_source_output(result.input_value(0))
+        assign.input(0).replace_source_output(new_value)
         model.add_variables([variable])
         model.add_sinks([assign])
     for parameter in parameters:

@@ -93,8 +93,14 @@ class NodeSupport(OperatorSupportBase):
         outputs = tensors(node.meta.get("val"))
         if not outputs:
             return "produces no tensor"
-        if any(not isinstance(a.meta.get("val"), torch.Tensor) and not _is_size_query(a) for a in node.all_input_nodes):
+        scalars = [a for a in node.all_input_nodes if not isinstance(a.meta.get("val"), torch.Tensor)
+                   and not _is_size_query(a)]
+        if any(not _is_symbolic_int(a) for a in scalars):
             return "reads a value that is not a tensor"
+        if scalars and any(a.op == "placeholder" for a in node.all_input_nodes):
+            # A pick from a program input, weight or buffer at a position ExecuTorch computes: the
+            # pick crosses to the delegate, not the whole table (equal_values.py merges equal picks).
+            return "picks from a stored or given tensor at an int ExecuTorch computes"
         return self._frontend_verdict(node)
 
     def _frontend_verdict(self, node: torch.fx.Node) -> Optional[str]:
@@ -131,6 +137,13 @@ class NodeSupport(OperatorSupportBase):
 
 def _is_size_query(node) -> bool:
     return isinstance(node, torch.fx.Node) and op_name(node.target) == "aten.sym_size.int"
+
+
+def _is_symbolic_int(node) -> bool:
+    # An int ExecuTorch computes outside (a position read with .item()): a partition reads it as a
+    # rank-0 input (convert/frontend.py), as the spelled-out LLM custom ops read start_pos; so
+    # computing with it (optimum's ring caches: scalar_tensor(start), arange(n) < start) stays inside.
+    return isinstance(node, torch.fx.Node) and isinstance(node.meta.get("val"), torch.SymInt)
 
 
 def _size_hint(size) -> int:

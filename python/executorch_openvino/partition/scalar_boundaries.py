@@ -47,9 +47,43 @@ def untag_scalar_outputs(partitioning: Partitioning) -> None:
                     ", ".join(untagged[:5]))
 
 
+# Ops that pick elements of one tensor (their first argument) without computing.
+_PICKS = ("aten.select_copy.", "aten.slice_copy.", "aten.unsqueeze_copy.", "aten.squeeze_copy.", "aten.view_copy.",
+          "aten.select.", "aten.slice.", "aten.unsqueeze.", "aten.squeeze.", "aten.view.")
+
+
+def _untag_picks_of_inputs(partitioning: Partitioning) -> None:
+    """Leaves to ExecuTorch the chains of picks from a program input that end in an .item()
+    (position_ids[0][0], position_ids = cache_position.unsqueeze(0)): picked inside a partition
+    whose other nodes read that scalar, the partitioner splits the partition in two around it
+    (optimum-executorch's Gemma 3 with custom caches: the unsqueeze and the picks apart from the
+    layers)."""
+    untagged = []
+    for item in partitioning.program.graph.nodes:
+        if item.op != "call_function" or op_name(item.target) != _ITEM or item.meta.get(DELEGATION_TAG) is not None:
+            continue
+        chain, value = [], item.args[0]
+        while (isinstance(value, torch.fx.Node) and value.meta.get(DELEGATION_TAG) is not None
+               and value.op == "call_function" and op_name(value.target).startswith(_PICKS)):
+            chain.append(value)
+            value = value.args[0]
+        if chain and isinstance(value, torch.fx.Node) and value.op == "placeholder":
+            for node in chain:
+                del node.meta[DELEGATION_TAG]
+            untagged.extend(node.name for node in chain)
+    remaining = {node.meta.get(DELEGATION_TAG) for node in partitioning.program.graph.nodes}
+    for tag in [tag for tag in partitioning.tags if tag not in remaining]:
+        partitioning.tags.pop(tag)
+    if untagged:
+        logger.info("left to ExecuTorch: %d pick(s) of an input that ExecuTorch turns into scalars (%s)",
+                    len(untagged), ", ".join(untagged[:5]))
+
+
 def untag_scalar_feeders(partitioning: Partitioning) -> None:
-    """Leaves to ExecuTorch the partitions whose every value read outside them only becomes a
-    scalar there (each reader is an .item()); their tags are dropped."""
+    """Leaves to ExecuTorch the picks of an input that end in an .item(), and the partitions whose
+    every value read outside them only becomes a scalar there (each reader is an .item()); their
+    tags are dropped."""
+    _untag_picks_of_inputs(partitioning)
     graph = partitioning.program.graph
     members: Dict[str, List[torch.fx.Node]] = {}
     for node in graph.nodes:

@@ -109,3 +109,153 @@ def test_grow_caches_false_keeps_them_static_and_any_position_computes_like_eage
     for tokens, position in (([5, 6, 7, 8], 0), ([9], 4), ([3], 2), ([4, 1], 3)):  # the third call rewinds
         torch.testing.assert_close(ours(torch.tensor([tokens]), position), eager(torch.tensor([tokens]), position),
                                    rtol=1e-4, atol=1e-5)
+
+
+class _CrossAttendingDecoder(torch.nn.Module):
+    """One decoder layer of an encoder-decoder model cached as transformers' static
+    EncoderDecoderCache is exported (Whisper's, T5's): the self-attention cache written at the
+    position, the cross-attention cache written whole from the encoder's states on every call
+    (constant rows 0..source-1). Either attention may come with or without a mask."""
+
+    def __init__(self, self_mask: bool, cross_mask: bool, width=32, heads=4, context=12, source=6, vocab=40):
+        super().__init__()
+        torch.manual_seed(0)
+        self.self_mask, self.cross_mask, self.heads, self.context = self_mask, cross_mask, heads, context
+        # Given, as transformers gives it: the frontend then spells a missing mask as a scalar.
+        self.scale = (width // heads) ** -0.5
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.projections = torch.nn.ModuleDict({name: torch.nn.Linear(width, width) for name in
+                                                ("q", "k", "v", "o", "cross_q", "cross_k", "cross_v", "cross_o")})
+        self.head = torch.nn.Linear(width, vocab)
+        for name, rows in (("self_k", context), ("self_v", context), ("cross_k", source), ("cross_v", source)):
+            self.register_buffer(name, torch.zeros(1, heads, rows, width // heads), persistent=False)
+
+    def _split(self, name, x):
+        return self.projections[name](x).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+
+    def forward(self, tokens, states, position):
+        x = self.embed(tokens)
+        self.self_k.index_copy_(2, position, self._split("k", x))
+        self.self_v.index_copy_(2, position, self._split("v", x))
+        mask = (torch.arange(self.context) <= position).view(1, 1, 1, -1) if self.self_mask else None
+        attended = torch.nn.functional.scaled_dot_product_attention(self._split("q", x), self.self_k, self.self_v,
+                                                                    attn_mask=mask, scale=self.scale)
+        x = x + self.projections["o"](attended.transpose(1, 2).flatten(2))
+        rows = torch.arange(states.shape[1])
+        self.cross_k.index_copy_(2, rows, self._split("cross_k", states))
+        self.cross_v.index_copy_(2, rows, self._split("cross_v", states))
+        mask = torch.ones(1, 1, 1, states.shape[1], dtype=torch.bool) if self.cross_mask else None
+        attended = torch.nn.functional.scaled_dot_product_attention(self._split("cross_q", x), self.cross_k,
+                                                                    self.cross_v, attn_mask=mask, scale=self.scale)
+        return self.head(x + self.projections["cross_o"](attended.transpose(1, 2).flatten(2)))
+
+
+@pytest.mark.parametrize("self_mask, cross_mask", [(True, False), (True, True), (False, False)],
+                         ids=["unmasked_cross", "masked_cross", "unmasked_self"])
+def test_only_a_masked_cache_written_at_the_position_grows_and_encoder_decoder_steps_equal_eager(self_mask,
+                                                                                                  cross_mask):
+    """A cross-attention cache, written at constant rows, stays static (grown, it would gain the
+    encoder's rows again on every call); so does a cache read without a mask spanning it (no cut
+    could keep its attention's rows). All four stay in OpenVINO state, and two utterances of steps,
+    each from position 0 with other encoder states, equal eager PyTorch step by step."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    import executorch_openvino
+    from lowering import blob_ir, delegate_calls
+
+    model = _CrossAttendingDecoder(self_mask, cross_mask).eval()
+    example = (torch.tensor([[1]]), torch.randn(1, 6, 32), torch.tensor([0]))
+    with torch.no_grad():
+        exported = torch.export.export(copy.deepcopy(model), example)
+    edge = to_edge_transform_and_lower(exported, partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    program = edge.exported_program()
+    assert program.graph_signature.buffers_to_mutate == {}
+    graph_module = program.graph_module
+    ir = blob_ir(getattr(graph_module, delegate_calls(graph_module.graph)[0].args[0].target).processed_bytes)
+    grows = {v.get_info().variable_id: v.get_info().data_shape[2].is_dynamic for v in ir.get_variables()}
+    assert grows == {"self_k": self_mask, "self_v": self_mask, "cross_k": False, "cross_v": False}
+    assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == self_mask
+
+    ours = load(edge.to_executorch().buffer)
+    torch.manual_seed(1)
+    previous = None
+    for utterance in range(2):
+        states = torch.randn(1, 6, 32)
+        for position in range(8):
+            token = (7 * utterance + 5 * position) % 37 + 2  # teacher-forced: other tokens at every step
+            inputs = (torch.tensor([[token]]), states, torch.tensor([position]))
+            with torch.no_grad():
+                expected = model(*inputs)
+            got = ours.execute(list(inputs))[0]
+            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+            assert previous is None or not torch.allclose(got, previous), "the steps do not differ"
+            previous = got
+
+
+class _RingCachedAttention(torch.nn.Module):
+    """One attention layer whose cache is a ring of `rows` rows written at position % rows (in
+    plain ATen, in the layout the rewrite grows: [B, H, rows, D]), read with a mask of the rows
+    holding the last `window` positions, as optimum-executorch's sliding-window caches are; with
+    ring=False, the same written at the position (a plain static cache)."""
+
+    def __init__(self, ring: bool, rows=8, window=4, width=16, heads=2, vocab=40):
+        super().__init__()
+        torch.manual_seed(0)
+        self.ring, self.rows, self.window, self.heads = ring, rows, window, heads
+        self.embed = torch.nn.Embedding(vocab, width)
+        self.projections = torch.nn.ModuleDict({name: torch.nn.Linear(width, width) for name in "qkvo"})
+        self.head = torch.nn.Linear(width, vocab)
+        self.register_buffer("k_cache", torch.zeros(1, heads, rows, width // heads), persistent=False)
+        self.register_buffer("v_cache", torch.zeros(1, heads, rows, width // heads), persistent=False)
+        self.register_buffer("held", torch.full((rows,), -1), persistent=False)  # the position each row holds
+
+    def _split(self, name, x):
+        return self.projections[name](x).unflatten(-1, (self.heads, -1)).transpose(1, 2)
+
+    def forward(self, tokens, position):
+        x = self.embed(tokens)
+        rows = position % self.rows if self.ring else position
+        self.k_cache.index_copy_(2, rows, self._split("k", x))
+        self.v_cache.index_copy_(2, rows, self._split("v", x))
+        self.held.index_copy_(0, rows, position)
+        distance = position.view(-1, 1) - self.held.view(1, -1)
+        mask = (self.held >= 0) & (distance >= 0) & (distance < self.window)
+        attended = torch.nn.functional.scaled_dot_product_attention(self._split("q", x), self.k_cache, self.v_cache,
+                                                                    attn_mask=mask[None, None])
+        return self.head(x + self.projections["o"](attended.transpose(1, 2).flatten(2)))
+
+
+@pytest.mark.parametrize("ring", [True, False], ids=["ring", "plain"])
+def test_a_ring_buffer_cache_stays_static_and_runs_past_its_length_as_eager(ring):
+    """Written at position % 8, the ring's rows are the position below 8, and the frontend's wrap
+    of index_put's rows, (i + 8) mod 8, makes a plain cache's rows equal them past it too: read
+    before that wrap at a probe past the cache, only the plain cache's rows are its position. Grown,
+    the ring would refuse every position from 8 (the bound a grown cache gets); static, it equals
+    eager three times round. The same cache written at the position grows."""
+    from executorch.exir import to_edge_transform_and_lower
+
+    import executorch_openvino
+    from lowering import blob_ir, delegate_calls
+
+    model = _RingCachedAttention(ring).eval()
+    with torch.no_grad():
+        exported = torch.export.export(copy.deepcopy(model), (torch.tensor([[1]]), torch.tensor([0])))
+    edge = to_edge_transform_and_lower(exported, partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    program = edge.exported_program()
+    assert program.graph_signature.buffers_to_mutate == {}
+    graph_module = program.graph_module
+    ir = blob_ir(getattr(graph_module, delegate_calls(graph_module.graph)[0].args[0].target).processed_bytes)
+    grows = {v.get_info().variable_id: v.get_info().data_shape.is_dynamic for v in ir.get_variables()}
+    assert grows == {"k_cache": not ring, "v_cache": not ring, "held": False}
+    assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == (not ring)
+
+    ours = load(edge.to_executorch().buffer)
+    previous = None
+    for position in range(24 if ring else 8):  # a plain cache holds 8 positions only, as in eager
+        inputs = (torch.tensor([[(5 * position) % 37 + 2]]), torch.tensor([position]))  # teacher-forced
+        with torch.no_grad():
+            expected = model(*inputs)
+        got = ours.execute(list(inputs))[0]
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        assert previous is None or not torch.allclose(got, previous), "the steps do not differ"
+        previous = got

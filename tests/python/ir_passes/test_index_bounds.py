@@ -14,6 +14,7 @@ from executorch.runtime import Runtime
 
 import executorch_openvino
 from executorch_openvino.container import blob
+from executorch_openvino.fx_graph import op_name
 from executorch_openvino.runtime.errors import DelegateError
 from llm_models import CONTEXT, et_llama, export_et_llama, method_step
 from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
@@ -220,3 +221,20 @@ def test_several_index_tensors_count_each_negative_index_in_its_own_dimension():
     method = Runtime.get().load_program(pte).load_method("forward")
     for got, expected in zip(method.execute([x, pairs]), model(x, pairs)):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_several_index_tensors_into_a_dynamic_dimension_count_negative_indices_from_its_size_at_run_time():
+    """x[i, j] with j indexing a dimension of dynamic size (transformers' attention masks index the
+    padding mask so): was refused; a negative j counts from the length this call has, not the one
+    exported with."""
+    model = _Indexing(lambda x, j: x[torch.tensor([[0], [1]]), j]).eval()
+    x, j = torch.arange(2 * 7, dtype=torch.float32).reshape(2, 7), torch.tensor([[0, -1, 2, -3]])
+    exported = torch.export.export(model, (x, j), dynamic_shapes=({1: torch.export.Dim("length", min=4, max=32)}, None))
+    lowered = to_edge_transform_and_lower(exported, partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    graph = lowered.exported_program().graph_module.graph
+    assert [op_name(n.target) for n in graph.nodes
+            if n.op == "call_function" and "index" in op_name(n.target)] == [], "the indexing stayed outside"
+    method = Runtime.get().load_program(lowered.to_executorch().buffer).load_method("forward")
+    for length in (4, 7, 19):  # -1 and -3 name other columns at each length
+        x = torch.arange(2 * length, dtype=torch.float32).reshape(2, length)
+        torch.testing.assert_close(method.execute([x, j])[0], model(x, j), rtol=0, atol=0)

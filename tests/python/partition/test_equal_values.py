@@ -36,8 +36,9 @@ def test_each_layers_mask_and_position_and_the_prompt_length_enter_the_ir_once()
     arguments, blob, ir, _ = lowered_call(export_et_llama(et_llama(True)))  # two layers, any prompt length
     # The call is unchanged: each layer's mask slice and position, and the prompt length, still cross.
     masks = [i for i, a in enumerate(arguments) if getattr(a.meta["val"], "dtype", None) == torch.bool]
-    positions = [i for i, a in enumerate(arguments) if a.name.startswith("scalar_tensor")]
-    sizes = [i for i, a in enumerate(arguments) if isinstance(a.meta["val"], torch.SymInt)]
+    # Each layer's position crosses as the int ExecuTorch read with .item() (the delegate computes with it).
+    positions = [i for i, a in enumerate(arguments) if a.name.startswith("_local_scalar_dense")]
+    sizes = [i for i, a in enumerate(arguments) if a.name.startswith("sym_size")]
     assert len(masks) == 2 and len(positions) == 2 and sizes, [a.name for a in arguments]
     # The IR reads the first layer's mask and position only, and the length from the tokens' shape.
     assert blob.input_arguments.call_inputs == len(arguments)

@@ -249,3 +249,36 @@ def test_quantize_op_verdicts_do_not_depend_on_the_scale(monkeypatch):
     support = NodeSupport()
     assert all(support.reason_to_refuse(n) is None for n in graph.nodes if n.op == "call_function")
     assert len(conversions) == 3, "one each for quantize, dequantize and add"
+
+
+# ---------------------------------------------------------------------------------------------
+# A dynamic size with no upper bound (Dim.AUTO where nothing limits it, as optimum-executorch
+# exports ModernBERT's sequence): torch's integer infinity told sympy it was finite, and every
+# node of that size was refused ("size not expressible as bounds"). ExecuTorch plans such an input's
+# memory for the example's size, so that is the longest a call can be.
+
+
+class _Rotated(nn.Module):
+    def forward(self, x):
+        angles = torch.arange(x.shape[1], dtype=torch.float32)[None, :, None]
+        return x * torch.cos(angles) + torch.roll(x, 1, dims=2) * torch.sin(angles)
+
+
+def test_a_dynamic_size_without_an_upper_bound_is_delegated_and_runs_at_any_length():
+    from executorch.exir import to_edge_transform_and_lower
+    from executorch.runtime import Runtime
+
+    from executorch_openvino.convert import shapes
+
+    model = _Rotated().eval()
+    exported = torch.export.export(model, (torch.randn(1, 8, 4),), dynamic_shapes=({1: torch.export.Dim.AUTO},))
+    (size,) = [d for d in exported.graph_module.graph.find_nodes(op="placeholder")[0].meta["val"].shape
+               if not isinstance(d, int)]
+    assert shapes.bounds(size, exported.range_constraints)[1] == -1, "the size was expected to be unbounded"
+    partitioner = executorch_openvino.OpenvinoPartitioner()
+    lowered = to_edge_transform_and_lower(exported, partitioner=[partitioner])
+    assert not {n: why for n, why in partitioner.last_support.refusals.items() if why != "not a call"}
+    method = Runtime.get().load_program(lowered.to_executorch().buffer).load_method("forward")
+    for length in (1, 5, 8):
+        x = torch.randn(1, length, 4)
+        assert_matches(method.execute([x]), eager(model, (x,)))

@@ -1,8 +1,9 @@
 """x[i, j] (aten.index.Tensor with several index tensors): the frontend flattens the indexed
 dimensions and gathers at i * stride + j, so a negative index borrows from the dimension before it
 (x[-1, -1] of a 5 x 3 tensor read x[3, 2], eager's is x[4, 2]). Each index tensor is made
-non-negative first, as eager counts it: i + size where i < 0. One index tensor needs nothing (the
-Gather it becomes counts from the end itself)."""
+non-negative first, as eager counts it: i + size where i < 0, the size read from the tensor when
+it is dynamic (transformers' attention masks index a padding mask of the sequence's length so). One
+index tensor needs nothing (the Gather it becomes counts from the end itself)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ def _rewrite(graph_module: torch.fx.GraphModule, node: torch.fx.Node):
             continue
         if tensor_of(index).dtype == torch.bool:
             raise UnsupportedCase("indexing with several tensors, one of them a mask")
-        if not isinstance(sizes[dim], int):
-            raise UnsupportedCase(f"indexing with several tensors into dimension {dim} of dynamic size")
         below_zero = build.call(aten.lt.Scalar, index, 0)
-        wrapped.append(build.call(aten.where.self, below_zero, build.call(aten.add.Scalar, index, sizes[dim]), index))
+        if isinstance(sizes[dim], int):
+            counted = build.call(aten.add.Scalar, index, sizes[dim])
+        else:
+            counted = build.call(aten.add.Tensor, index, build.call(aten.sym_size.int, source, dim))
+        wrapped.append(build.call(aten.where.self, below_zero, counted, index))
     return build.call(aten.index.Tensor, source, wrapped)
 
 
