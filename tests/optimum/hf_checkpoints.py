@@ -67,7 +67,8 @@ CAUSAL_LM: Dict[str, Callable[[], torch.nn.Module]] = {
 MODELS: Dict[str, Callable[[], torch.nn.Module]] = {**CAUSAL_LM}
 
 
-# --- Encoders (fill-mask, image-classification): test_encoders_and_multimodal.py ------------------
+# --- Encoders (fill-mask, image-classification), Gemma 3 with optimum's custom caches, Gemma 3 with
+# vision (multimodal-text-to-text): test_encoders_and_multimodal.py -----------------------------------
 # Sequence models take up to CONTEXT - 1 tokens: optimum exports them with an example that long,
 # and ExecuTorch plans their memory for it.
 _ENCODER = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
@@ -98,10 +99,144 @@ def _vit():
     return ViTForImageClassification(config)
 
 
+def _gemma3_hybrid():
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    # Gemma 3 as its checkpoints are, sliding-window layers around a global one (with 3 layers the
+    # default pattern makes all of them sliding), exported with optimum's custom caches: ring
+    # buffers for the sliding layers, a plain cache for the global one. Untied embeddings: tied,
+    # greedy decoding of these random weights repeats the prompt's last token forever.
+    config = Gemma3TextConfig(**{**_DECODER, "num_hidden_layers": 3}, head_dim=16, sliding_window=16,
+                              query_pre_attn_scalar=16, tie_word_embeddings=False,
+                              layer_types=["sliding_attention", "full_attention", "sliding_attention"])
+    return Gemma3ForCausalLM(config)
+
+
+# Gemma 3 with vision (multimodal-text-to-text): 32x32 images of 4x4 patches pooled to 4 image
+# tokens, ids 6 to 8 for <start_of_image>, <end_of_image>, <image_soft_token>.
+_IMAGE_TOKENS = dict(boi_token_index=6, eoi_token_index=7, image_token_index=8)
+
+
+def _gemma3_vision():
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration, Gemma3TextConfig, SiglipVisionConfig
+
+    text = Gemma3TextConfig(**{**_DECODER, "num_hidden_layers": 2}, head_dim=16, sliding_window=16,
+                            query_pre_attn_scalar=16, tie_word_embeddings=False,
+                            layer_types=["sliding_attention", "full_attention"])
+    vision = SiglipVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                image_size=32, patch_size=8)
+    config = Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, initializer_range=0.2,
+                          tie_word_embeddings=False, **_IMAGE_TOKENS)
+    model = Gemma3ForConditionalGeneration(config)
+    # transformers starts the image projection at zeros: the image would change nothing.
+    torch.nn.init.normal_(model.model.multi_modal_projector.mm_input_projection_weight, std=0.2)
+    return model
+
+
+def save_gemma3_vision_processor(folder: Path) -> None:
+    """The processor optimum's multimodal export asks AutoProcessor for, built in code and saved
+    beside the weights: Gemma 3's image processor (it needs Pillow) and a word-level tokenizer
+    with Gemma's special tokens, the image ones as the tokenizer attributes Gemma3Processor reads,
+    and a chat template in Gemma's turn format."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import Gemma3ImageProcessor, Gemma3Processor, PreTrainedTokenizerFast
+
+    special = ["<pad>", "<bos>", "<eos>", "<unk>", "<start_of_turn>", "<end_of_turn>", "<start_of_image>",
+               "<end_of_image>", "<image_soft_token>"]
+    assert [special.index(token) for token in special[6:]] == list(_IMAGE_TOKENS.values())
+    words = ["user", "model", "describe", "the", "picture", "what", "is", "this", "a", "cat", "dog"]
+    backend = Tokenizer(models.WordLevel({token: i for i, token in enumerate(special + words)}, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    backend.add_special_tokens(special)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>",
+                                        pad_token="<pad>", unk_token="<unk>",
+                                        extra_special_tokens={"boi_token": "<start_of_image>",
+                                                              "eoi_token": "<end_of_image>",
+                                                              "image_token": "<image_soft_token>"})
+    template = ("{{ bos_token }}{% for message in messages %}<start_of_turn>{{ message['role'] }} "
+                "{% for item in message['content'] %}{% if item['type'] == 'image' %}<start_of_image>"
+                "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %} {% endfor %}<end_of_turn> {% endfor %}"
+                "{% if add_generation_prompt %}<start_of_turn>model {% endif %}")
+    Gemma3Processor(image_processor=Gemma3ImageProcessor(size={"height": 32, "width": 32}), tokenizer=tokenizer,
+                    chat_template=template, image_seq_length=4).save_pretrained(folder)
+
+
 MASKED_LM: Dict[str, Callable[[], torch.nn.Module]] = {"bert": _bert, "modernbert": _modernbert}
 IMAGE_CLASSIFICATION: Dict[str, Callable[[], torch.nn.Module]] = {"vit": _vit}
-MODELS.update({**MASKED_LM, **IMAGE_CLASSIFICATION})
-# --- end of the encoders ------------------------------------------------------------------------
+CUSTOM_CACHE_LM: Dict[str, Callable[[], torch.nn.Module]] = {"gemma3_hybrid": _gemma3_hybrid}
+MULTIMODAL: Dict[str, Callable[[], torch.nn.Module]] = {"gemma3_vision": _gemma3_vision}
+MODELS.update({**MASKED_LM, **IMAGE_CLASSIFICATION, **CUSTOM_CACHE_LM, **MULTIMODAL})
+# --- end of test_encoders_and_multimodal.py's ----------------------------------------------------
+
+
+# --- Encoder-decoders (automatic-speech-recognition, text2text-generation): test_speech_and_seq2seq.py
+# Whisper hears one-second chunks: its feature extractor's chunk_length=1 gives 100 mel frames, which
+# the encoder's second convolution halves to max_source_positions = 50 (optimum exports the encoder
+# for exactly the extractor's frame count).
+WHISPER_FRAMES = 100
+WHISPER_SPECIAL_TOKENS = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|notimestamps|>",
+                          "<|startofprev|>"]
+
+
+def _whisper():
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    # Ids as the tokenizer below has them. No tokens suppressed and no forced prompt: transformers'
+    # generate is then plain greedy decoding from <|startoftranscript|>, as optimum's runtime does.
+    # init_std well above the default 0.02: with tied embeddings the small decoder otherwise
+    # repeats one token forever.
+    config = WhisperConfig(vocab_size=VOCAB, num_mel_bins=80, d_model=64, encoder_layers=2, decoder_layers=2,
+                           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=128,
+                           decoder_ffn_dim=128, max_source_positions=WHISPER_FRAMES // 2,
+                           max_target_positions=CONTEXT, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                           decoder_start_token_id=1, suppress_tokens=None, begin_suppress_tokens=None, init_std=0.5)
+    return WhisperForConditionalGeneration(config)
+
+
+def _t5():
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    config = T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
+                      pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    return T5ForConditionalGeneration(config)
+
+
+def _save_whisper_processor(folder: Path) -> None:
+    """What optimum's Whisper export reads beside the weights (AutoProcessor): a feature extractor
+    for one-second chunks and a byte-level BPE tokenizer of exactly VOCAB tokens, Whisper's special
+    tokens first, trained here on ASCII words (every id decodes to text)."""
+    import random
+
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import WhisperFeatureExtractor, WhisperProcessor, WhisperTokenizerFast
+
+    rng = random.Random(0)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 7))) for _ in range(2000)]
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.train_from_iterator([" ".join(rng.choice(words) for _ in range(100)) for _ in range(500)],
+                                  trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=WHISPER_SPECIAL_TOKENS))
+    if tokenizer.get_vocab_size() != VOCAB:
+        raise RuntimeError(f"the tokenizer came out with {tokenizer.get_vocab_size()} tokens, not {VOCAB}")
+    end = WHISPER_SPECIAL_TOKENS[0]
+    text = WhisperTokenizerFast(tokenizer_object=tokenizer, unk_token=end, bos_token=end, eos_token=end, pad_token=end)
+    audio = WhisperFeatureExtractor(feature_size=80, chunk_length=WHISPER_FRAMES // 100)
+    WhisperProcessor(feature_extractor=audio, tokenizer=text).save_pretrained(folder)
+
+
+SEQ2SEQ_TASKS = {"whisper": "automatic-speech-recognition", "t5": "text2text-generation"}
+MODELS.update({"whisper": _whisper, "t5": _t5})
+SAVED_BESIDE: Dict[str, Callable[[Path], None]] = {"whisper": _save_whisper_processor}
+
+
+def load_eager_seq2seq(folder: Path):
+    """The saved encoder-decoder as plain transformers loads it (the reference the tests compare with)."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSpeechSeq2Seq
+
+    speech = AutoConfig.from_pretrained(folder).model_type == "whisper"
+    return (AutoModelForSpeechSeq2Seq if speech else AutoModelForSeq2SeqLM).from_pretrained(folder).eval()
+# --- end of the encoder-decoders ------------------------------------------------------------------
 
 
 def _train_tokenizer(folder: Path) -> None:
@@ -119,6 +254,8 @@ def save(name: str, folder: Path) -> Path:
     model.save_pretrained(folder)
     if name in CAUSAL_LM:
         _train_tokenizer(folder)
+    if name in SAVED_BESIDE:
+        SAVED_BESIDE[name](folder)
     return folder
 
 

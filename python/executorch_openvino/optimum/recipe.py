@@ -43,7 +43,7 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
     partitioner = OpenvinoPartitioner(device, compile_options=compile_options, precision=precision,
                                       precompile=precompile, external_weights="model" if external_weights else None,
                                       weights=weights, group_size=group_size)
-    programs = dict(model.export())
+    programs = _exported(model)
     _refuse_torchao_quantization(programs)
     if len(programs) == 1:
         programs = {"forward": next(iter(programs.values()))}
@@ -67,3 +67,27 @@ def _refuse_torchao_quantization(programs) -> None:
                 "with NNCF. Drop those arguments and use recipe openvino_int8 or openvino_int4 (optimum-cli), "
                 "recipe_kwargs={'weights': 'int4', 'group_size': 128} (Python) or executorch-openvino export-hf "
                 "--weights int4")
+
+
+def _exported(model) -> Dict[str, Any]:
+    """The wrapper's programs; a failure of optimum's own export that no recipe avoids, named."""
+    try:
+        return dict(model.export())
+    except Exception as error:
+        limit = _known_export_limit(model)
+        if limit is None:
+            raise
+        raise NotImplementedError(limit) from error
+
+
+def _known_export_limit(model) -> Optional[str]:
+    """Why optimum-executorch's own export of `model` fails whatever the recipe, when that is known."""
+    if type(getattr(model, "model", None)).__name__ == "T5ForConditionalGeneration":
+        from importlib.metadata import version
+
+        return (f"optimum-executorch {version('optimum-executorch')} cannot export T5 with transformers "
+                f"{version('transformers')}, whatever the recipe (xnnpack fails the same way): its text_decoder's "
+                "cross-attention cache has max_seq_len rows while the encoder's length is dynamic, and T5's "
+                "cross-attention adds a mask of the encoder's length to a bias of the cache's length "
+                "(huggingface/optimum-executorch#230)")
+    return None
