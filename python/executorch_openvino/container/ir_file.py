@@ -13,9 +13,17 @@ def stable_names(model) -> None:
     would give two different IRs: no compiled model shared between methods or programs lowered from
     the same export, and no hit in the model cache."""
     model.set_friendly_name("executorch_openvino")
+    _name_by_place(model, "")
+
+
+def _name_by_place(model, prefix: str) -> None:
     for index, op in enumerate(model.get_ordered_ops()):
         if op.get_friendly_name() == op.get_name():  # the counter's name: nobody chose it
-            op.set_friendly_name(f"{op.get_type_name()}_{index}")
+            op.set_friendly_name(f"{prefix}{op.get_type_name()}_{index}")
+        if op.get_type_name() == "If":  # its branches are models of their own (ir_passes/encoder_caches.py)
+            for branch, body in (("then", op.get_then_body()), ("else", op.get_else_body())):
+                body.set_friendly_name(f"{op.get_friendly_name()}.{branch}")
+                _name_by_place(body, f"{op.get_friendly_name()}.{branch}.")
 
 
 def serialize(model, compress_to_fp16: bool = False) -> Tuple[bytes, bytes]:
