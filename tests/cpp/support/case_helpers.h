@@ -22,13 +22,15 @@ std::vector<std::unique_ptr<HostTensor>> make_outputs(const IrCase& c);
 std::vector<HostTensor*> args_of(const std::vector<std::unique_ptr<HostTensor>>& inputs,
                                  const std::vector<std::unique_ptr<HostTensor>>& outputs);
 
-// Float outputs within a tight tolerance of NumPy's (fp32 inference precision is requested);
-// integer and boolean outputs exactly.
-void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<HostTensor>>& outputs);
+// Float outputs within a tight tolerance of NumPy's when the model computes in f32 (the default);
+// within that precision's rounding of the largest output when it computes in bf16 or f16 (the
+// compiled model's INFERENCE_PRECISION_HINT); integer and boolean outputs exactly.
+void expect_outputs_match(const IrCase& c, const std::vector<std::unique_ptr<HostTensor>>& outputs,
+                          const std::string& precision = "f32");
 
 // Runs `c` once through `harness` (initialised with it) on fresh tensors, and checks that the call
 // succeeds and its outputs match NumPy's (expect_outputs_match).
-void expect_runs_correctly(DelegateHarness& harness, const IrCase& c);
+void expect_runs_correctly(DelegateHarness& harness, const IrCase& c, const std::string& precision = "f32");
 
 // Load-time options for our backend (ExecuTorch's BackendOption).
 executorch::runtime::BackendOption text_option(const char* key, const char* value);
