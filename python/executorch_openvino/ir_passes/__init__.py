@@ -5,12 +5,13 @@ bounded), and what the container records of it."""
 from __future__ import annotations
 
 from . import (encoder_caches, equal_inputs, grown_cache, index_bounds, int8_range_check, low_bit_weights,
-               passed_through, rotary, state, weight_compression)
+               passed_through, rotary, state, stored_weights, weight_compression)
 from .lowering import Lowering
 
 # In order: each pass rewrites lowering.model in place (and may note what the blob records).
 PASSES = (
     low_bit_weights.narrow_group_wise_weights,  # 8-bit constants holding 4-bit values as u4 / i4
+    stored_weights.read_weights_as_stored,  # MatMul(x, Transpose(W)) -> MatMul(x, W, transpose_b)
     weight_compression.compress_weights,  # the partitioner's weights=: NNCF on the IR
     passed_through.copy_passed_through_inputs,
     equal_inputs.share_equal_inputs,  # while the IR's inputs are still the partition's

@@ -123,3 +123,51 @@ def test_a_product_with_a_constant_vector_is_no_layer_to_compress():
     assert [op.get_output_element_type(0).get_type_name() for op in frequencies] == ["f32"]
     ours = load_forward(edge.to_executorch().buffer).execute([x, positions])[0]
     assert (ours - model(x, positions).detach()).abs().max() > 1e-4  # the linear layer was compressed
+
+
+class Wide(torch.nn.Module):
+    """Linear layers past the size fx_passes fold to constants before conversion (SmolLM2-135M's MLP
+    widths): their weights reach the IR as Transpose(Constant) unless read as stored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.up, self.down = torch.nn.Linear(576, 1536, bias=False), torch.nn.Linear(1536, 576, bias=False)
+
+    def forward(self, x):
+        return self.down(torch.nn.functional.silu(self.up(x)))
+
+
+@pytest.mark.parametrize("weights,group_size", [("int8", None), ("int4", 64)])
+def test_wide_layers_are_compressed_and_equal_native_openvino(weights, group_size):
+    model, x = Wide().eval(), torch.randn(1, 4, 576, generator=torch.Generator().manual_seed(1))
+    edge = to_edge_transform_and_lower(torch.export.export(model, (x,)), partitioner=[
+        executorch_openvino.OpenvinoPartitioner(weights=weights, group_size=group_size)])
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    ir = blob_ir(getattr(graph_module, call.args[0].target).processed_bytes)
+    floats = [op for op in ir.get_ops() if op.get_type_name() == "Constant" and op.get_output_element_type(0).is_real()
+              and op.get_output_size() and np.prod(list(op.get_output_shape(0))) >= 576 * 576]
+    assert floats == [], "a wide weight left in float"  # both layers compressed
+    ours = load_forward(edge.to_executorch().buffer).execute([x])[0]
+    converted = ov.convert_model(torch.export.export(model, (x,)))
+    extra = {"group_size": group_size} if group_size else {}
+    native_model = nncf.compress_weights(converted, mode=getattr(nncf.CompressWeightsMode, MODES[weights]), **extra)
+    native = ov.Core().compile_model(native_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x.numpy()])[0]
+    assert torch.equal(ours, torch.from_numpy(native)), (ours - torch.from_numpy(native)).abs().max()
+
+
+def test_uncompressed_wide_layers_read_their_weights_as_stored_and_equal_eager():
+    # MatMul(x, W, transpose_b), not MatMul(x, Transpose(W)): the CPU plugin then holds no transposed
+    # copy of each weight while it compiles.
+    model, x = Wide().eval(), torch.randn(1, 4, 576, generator=torch.Generator().manual_seed(1))
+    edge = to_edge_transform_and_lower(torch.export.export(model, (x,)),
+                                       partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    graph_module = edge.exported_program().graph_module
+    (call,) = delegate_calls(graph_module.graph)
+    ir = blob_ir(getattr(graph_module, call.args[0].target).processed_bytes)
+    products = [op for op in ir.get_ops() if op.get_type_name() == "MatMul"]
+    assert len(products) == 2 and all(op.get_attributes()["transpose_b"] for op in products)
+    assert all(op.input_value(1).get_node().get_type_name() == "Constant" for op in products)
+    ours = load_forward(edge.to_executorch().buffer).execute([x])[0]
+    torch.testing.assert_close(ours, model(x).detach(), rtol=1e-5, atol=1e-5)
