@@ -26,8 +26,9 @@ _RT_KEY = "executorch_openvino_value_bounds"
 # These take no negative index in eager (it raises), though the Gather they become would count one
 # from the end.
 _FROM_ZERO = ("aten.embedding.default/", "aten.index_select.default/")
-# Nodes between an input and the index it becomes that keep its values.
-_SAME_VALUES = {"Convert", "Reshape", "Unsqueeze", "Squeeze"}
+# Nodes between an input and the index it becomes that keep its values (Tile and Broadcast repeat
+# them: Whisper's decoder indexes its positions table by cache_position.unsqueeze(0).repeat(batch, 1)).
+_SAME_VALUES = {"Convert", "Reshape", "Unsqueeze", "Squeeze", "Tile", "Broadcast"}
 
 
 def bound_input(parameter, low: int, high: int) -> None:

@@ -238,3 +238,29 @@ def test_several_index_tensors_into_a_dynamic_dimension_count_negative_indices_f
     for length in (4, 7, 19):  # -1 and -3 name other columns at each length
         x = torch.arange(2 * length, dtype=torch.float32).reshape(2, length)
         torch.testing.assert_close(method.execute([x, j])[0], model(x, j), rtol=0, atol=0)
+
+
+class RepeatedPositions(torch.nn.Module):
+    """Whisper's decoder: position_ids = cache_position.unsqueeze(0).repeat(batch, 1), then
+    weight[position_ids] (transformers' WhisperPositionalEmbedding). The repeat keeps the values."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(8, 4), requires_grad=False)
+
+    def forward(self, positions):
+        return self.weight[positions.unsqueeze(0).repeat(2, 1)] + self.weight[positions.expand(3, -1)].sum(0)
+
+
+def test_an_index_repeated_or_expanded_from_an_input_is_bounded_by_what_it_indexes():
+    model, positions = RepeatedPositions().eval(), torch.tensor([3])
+    pte = lower(model, (positions,))
+    assert [(b.input, b.low, b.high) for b in _bounds_of(pte)] == [(0, -8, 8)]
+    method = Runtime.get().load_program(pte).load_method("forward")
+    for value in (-9, -8, 0, 7, 8):
+        probe = torch.tensor([value])
+        if _eager_refuses(lambda: model(probe)):
+            with pytest.raises(DelegateError, match=rf"input 0 holds {value}, outside \[-8, 8\)"):
+                method.execute([probe])
+        else:
+            torch.testing.assert_close(method.execute([probe])[0], model(probe), rtol=0, atol=0)
