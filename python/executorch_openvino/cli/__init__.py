@@ -8,6 +8,7 @@
     executorch-openvino bench model.pte [-n 50 | -t SECONDS] [--rounds 5] [--mode latency|throughput]
         [--requests N] [--option KEY=VALUE] [--model MODULE:FACTORY] [--json F] [--csv F] [--plot F]
     executorch-openvino generate model.pte --tokenizer tokenizer.json --prompt TEXT [--max-new-tokens N]
+    executorch-openvino transcribe DIR --audio speech.wav [--processor MODEL_DIR] [--max-new-tokens N]
 
 Exit status: 0 on success, 1 when something failed, 2 for a wrong argument. --help and argument
 errors import neither torch nor ExecuTorch; each command imports what it needs when it runs.
@@ -31,7 +32,7 @@ PROG = "executorch-openvino"
 def build_parser() -> argparse.ArgumentParser:
     # The commands' modules are imported here, not with the package: the runner's console script
     # (cli/runner.py) imports this package and needs none of them.
-    from . import bench, doctor, export, export_hf, generate, run
+    from . import bench, doctor, export, export_hf, generate, run, transcribe
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show logs, warnings and tracebacks")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (doctor, export, export_hf, run, bench, generate):
+    for module in (doctor, export, export_hf, run, bench, generate, transcribe):
         module.register(subparsers)
     for command in subparsers.choices.values():  # -v after the command works too
         command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
