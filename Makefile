@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-hf-recipe clean distclean
 
 all: build
 
@@ -35,10 +35,16 @@ venv:
 venv-bench: venv
 	@bash scripts/setup_venv.sh $(VENV) requirements.txt requirements-bench.txt
 
-# optimum-executorch's environment (transformers 5.0.0rc1: it cannot share .venv), for test-optimum.
 OPTIMUM_VENV ?= .venv-optimum
-venv-optimum:
+# optimum-executorch's own environment (transformers 5.0.0rc1 cannot sit beside .venv's 4.57.6), with
+# this checkout's wheel installed in it ([optimum] and [quantization] extras): the README's Hugging
+# Face commands and tests/optimum run there.
+venv-optimum: wheel
 	@bash scripts/setup_venv.sh $(OPTIMUM_VENV) requirements-optimum.txt
+	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+		$$(ls -t dist/executorch_openvino-*.whl | head -n 1)
+	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		"$$(ls -t dist/executorch_openvino-*.whl | head -n 1)[optimum,quantization]"
 
 setup: system-packages venv
 
@@ -70,11 +76,7 @@ test-packaging: build
 # optimum-executorch's tasks exported with the openvino recipe and run through its own classes and
 # ExecuTorch's runner, in .venv-optimum with this checkout's wheel installed ([optimum] and
 # [quantization] extras): tests/optimum, against the installed package only.
-test-optimum: wheel venv-optimum
-	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-		$$(ls -t dist/executorch_openvino-*.whl | head -n 1)
-	@$(OPTIMUM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
-		"$$(ls -t dist/executorch_openvino-*.whl | head -n 1)[optimum,quantization]"
+test-optimum: venv-optimum
 	@EXECUTORCH_OPENVINO_TEST_INSTALLED=1 HF_HUB_OFFLINE=1 $(OPTIMUM_VENV)/bin/python -m pytest tests/optimum -q
 
 # The loader built for Windows with MinGW-w64 and run under Wine against the real OpenVINO
@@ -171,6 +173,15 @@ bench-int8: build
 LLM_ROUNDS ?= 4
 bench-llm: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS)
+
+# optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO
+# GenAI (issue 29): a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4;
+# export, load, prefill, decode, peak RSS, greedy ids. About an hour; report in
+# bench/results/hf-recipe-<date>.md and .json. HF_RECIPE_ROUNDS: rounds per model and format.
+HF_RECIPE_ROUNDS ?= 5
+bench-hf-recipe: build venv-bench venv-optimum
+	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_recipe/hf_recipe_bench.py --rounds $(HF_RECIPE_ROUNDS) \
+		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1

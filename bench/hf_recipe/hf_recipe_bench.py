@@ -1,0 +1,383 @@
+"""Hugging Face's own export path, side by side: optimum-executorch 1.1.0 with our `openvino` recipe,
+optimum-executorch's `xnnpack` recipe at its fastest settings, and optimum-intel's OpenVINO export run
+by OpenVINO GenAI (LLMPipeline's stateful path / WhisperPipeline), on one checkpoint per model made
+from a config with random weights: a Llama of SmolLM2-135M's shape (text generation) and a Whisper
+of whisper-base's shape (speech recognition), fp32, int8 and int4 weights.
+
+Figures: export time, load time (and the cold first token), prefill ms, decode tokens/s, peak RSS of
+the process running the model, greedy ids against eager PyTorch. optimum-executorch needs
+transformers 5.0.0rc1, optimum-intel 4.57.x: each variant runs in a worker process of its own
+environment, driven from here; per model and weight format the variants' workers stay loaded and
+take turns, one conversation each per round, the order rotated every round.
+
+  .venv/bin/python bench/hf_recipe/hf_recipe_bench.py [--models llama,whisper] [--formats fp32,int8,int4]
+      [--variants ours,xnnpack,genai] [--rounds 6] [--smoke] [--optimum-python PATH] [--work DIR]
+      [--reuse xnnpack,genai] [--package DIR] [--results-dir DIR]
+      [--report-from hf-recipe-<date>.json [--notes notes.md]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
+from common import machine, paths, processes, reports  # noqa: E402
+from common.reports import say  # noqa: E402
+from common.rounds import rotated  # noqa: E402
+
+import hf_recipe_models as models  # noqa: E402
+import hf_recipe_variants as variants  # noqa: E402
+
+WORKER = HERE / "hf_recipe_worker.py"
+TIMEOUTS = {"prepare": 1800, "reference": 1800, "export": 3600, "ready": 1200, "run": 900, "quit": 120}
+# optimum-executorch's environment: OPTIMUM_PYTHON, else the Makefile's .venv-optimum.
+DEFAULT_OPTIMUM_PYTHON = os.environ.get("OPTIMUM_PYTHON") or str(paths.REPO / ".venv-optimum" / "bin" / "python")
+OPTIMUM_DISTRIBUTIONS = ("torch", "executorch", "optimum-executorch", "optimum", "transformers", "torchao", "openvino",
+                         "nncf")
+MAIN_DISTRIBUTIONS = ("torch", "transformers", "optimum", "optimum-intel", "openvino", "openvino-genai",
+                      "openvino-tokenizers", "nncf")
+
+
+class Environments:
+    """The Python and the environment variables of each side's workers."""
+
+    def __init__(self, optimum_python: str, package: Path = paths.PYTHON):
+        common = dict(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+        library = paths.use_built_library()
+        # The checkout's package (or --package's) first on the path (the optimum environment may hold
+        # an older wheel), the build's library.
+        self.optimum = (optimum_python, processes.child_env(**common, PYTHONPATH=package,
+                                                            EXECUTORCH_OPENVINO_LIBRARY=library))
+        self.main = (sys.executable, processes.child_env(**common))
+
+    def of(self, variant: str):
+        return self.optimum if variant in variants.OPTIMUM_ENV else self.main
+
+
+def _short(error: str) -> str:
+    return (error.strip().splitlines() or ["?"])[0]
+
+
+def run_step(side, kind: str, work: Path, *args: object) -> dict:
+    """A one-shot worker step (prepare, reference, export); its JSON, or {"error": ...}."""
+    python, env = side
+    name = "-".join([kind] + [str(a) for a in args if "/" not in str(a)])
+    out = work / f"step-{name}.json"
+    out.unlink(missing_ok=True)
+    log = work / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as stream:
+        try:
+            done = subprocess.run([python, str(WORKER), kind, *map(str, args), str(out)], stdout=stream,
+                                  stderr=subprocess.STDOUT, env=env, timeout=TIMEOUTS[kind])
+        except subprocess.TimeoutExpired:
+            return {"error": f"timed out after {TIMEOUTS[kind]} s (log: {log})"}
+    if out.is_file():
+        return json.loads(out.read_text())
+    tail = log.read_text()[-1500:]
+    return {"error": f"the process died (exit {done.returncode}); log {log}: {tail}"}
+
+
+class Served:
+    """A serving worker: one variant loaded, answering one request at a time."""
+
+    def __init__(self, side, variant: str, fmt: str, size: str, work: Path):
+        python, env = side
+        self.log = work / "logs" / f"serve-{variant}-{fmt}.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.stderr = self.log.open("w")
+        self.process = subprocess.Popen([python, str(WORKER), "serve", variant, fmt, size, str(work)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
+                                        env=env, bufsize=1)
+
+    def receive(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError(f"no answer in {timeout:.0f} s")
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait(timeout=30)
+            raise RuntimeError(f"the worker died (exit {self.process.returncode}): "
+                               f"{self.log.read_text()[-1200:]}")
+        return json.loads(line)
+
+    def request(self, payload: dict, timeout: float) -> dict:
+        self.process.stdin.write(json.dumps(payload) + "\n")
+        self.process.stdin.flush()
+        return self.receive(timeout)
+
+    def close(self) -> Optional[dict]:
+        """Its final memory figures (None when it no longer answers); the process is gone after."""
+        final = None
+        try:
+            if self.process.poll() is None:
+                final = self.request({"op": "quit"}, TIMEOUTS["quit"])
+                self.process.wait(timeout=TIMEOUTS["quit"])
+        except Exception:  # noqa: BLE001  (a worker that hangs is killed, its figures lost)
+            pass
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+        return final
+
+
+# --- correctness ---------------------------------------------------------------------------------------------
+
+
+def compare(probe: dict, reference: dict, steps: int) -> dict:
+    """Greedy ids (and logits, where the variant gives them) of a probe against an eager reference."""
+    ids, eager = probe["ids"][:steps], reference["ids"][:steps]
+    same = next((i for i, (a, b) in enumerate(zip(ids, eager)) if a != b), min(len(ids), len(eager)))
+    result = {"steps": len(eager), "ids_equal": ids == eager, "first_divergence": same,
+              "agreement": sum(a == b for a, b in zip(ids, eager)) / max(1, len(eager))}
+    if probe.get("logits") is not None and reference.get("logits") is not None:
+        upto = min(same + 1, len(probe["logits"]), len(reference["logits"]))
+        diff = (probe["logits"][:upto] - reference["logits"][:upto]).abs()
+        result.update(prompt_max_abs=float(diff[0].max()), max_abs=float(diff.max()),
+                      logit_scale=float(reference["logits"][0].abs().max()))
+    return result
+
+
+# --- one model ---------------------------------------------------------------------------------------------
+
+
+def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, work: Path, envs: Environments,
+                   references: Dict[str, dict], reuse: List[str]) -> dict:
+    import torch
+
+    entries: Dict[str, dict] = {variant: {"settings": variants.describe(variant, fmt, size)} for variant in chosen}
+    for variant in chosen:
+        entry = entries[variant]
+        earlier = work / f"step-export-{variant}-{fmt}-{size.name}.json"
+        if variant in reuse and earlier.is_file() and "error" not in json.loads(earlier.read_text()):
+            entry["export"] = dict(json.loads(earlier.read_text()), reused=True)
+        else:
+            entry["export"] = run_step(envs.of(variant), "export", work, variant, fmt, size.name, work)
+        if "error" in entry["export"]:
+            entry["error"] = "export: " + entry["export"]["error"]
+            say(f"  {variant} {fmt}: export failed: {_short(entry['export']['error'])[:300]}")
+        else:
+            say(f"  {variant} {fmt}: exported in {entry['export']['seconds']:.0f} s "
+                f"({entry['export']['bytes'] / 2**20:.0f} MB)")
+    # Each worker loads and runs its probe alone (the others idle), then all take turns.
+    served: Dict[str, Served] = {}
+    loads = [machine.load_average()]
+    try:
+        for variant in [v for v in chosen if "error" not in entries[v]]:
+            entry = entries[variant]
+            worker = Served(envs.of(variant), variant, fmt, size.name, work)
+            try:
+                entry["ready"] = worker.receive(TIMEOUTS["ready"])
+                if "error" in entry["ready"]:
+                    raise RuntimeError(entry["ready"]["error"])
+                entry["probe"] = worker.request({"op": "run", "round": -1, "keep": True}, TIMEOUTS["run"])
+                if "error" in entry["probe"]:
+                    raise RuntimeError(entry["probe"]["error"])
+            except Exception as error:  # noqa: BLE001  (reported; the others go on)
+                entry["error"] = f"load/probe: {type(error).__name__}: {error}"
+                say(f"  {variant} {fmt}: {_short(entry['error'])[:300]}")
+                entry["final"] = worker.close()
+                continue
+            served[variant] = worker
+            probe = torch.load(work / f"probe-{variant}-{fmt}.pt")
+            side = "optimum" if variant in variants.OPTIMUM_ENV else "main"
+            entry["correctness"] = compare(probe, references[side], size.steps)
+            entry["side"] = side
+            say(f"  {variant} {fmt}: loaded in {entry['ready']['load_ms'] / 1e3:.2f} s, first conversation "
+                f"prefill {entry['probe']['prefill_ms']:.0f} ms; ids equal to eager: "
+                f"{entry['correctness']['ids_equal']} ({entry['correctness']['agreement'] * 100:.0f}%)")
+        per_round: List[Dict[str, dict]] = []
+        order = list(served)
+        for r in range(rounds if served else 0):
+            results = {}
+            for variant in rotated(order, r):
+                if variant not in served:
+                    continue
+                try:
+                    talk = served[variant].request({"op": "run", "round": r}, TIMEOUTS["run"])
+                except Exception as error:  # noqa: BLE001
+                    talk = {"error": f"{type(error).__name__}: {error}"}
+                if "error" in talk:
+                    entries[variant]["error"] = f"round {r}: {_short(talk['error'])}"
+                    say(f"  {variant} {fmt}: round {r} failed: {_short(talk['error'])[:300]}")
+                    entries[variant]["final"] = served.pop(variant).close()
+                    continue
+                results[variant] = talk
+            per_round.append(results)
+            say(f"  {fmt} round {r + 1}/{rounds}: " + "; ".join(
+                f"{v} {t['prefill_ms']:.0f} ms / {size.steps * 1e3 / t['decode_ms']:.1f} tok/s"
+                for v, t in results.items()))
+    finally:
+        for variant, worker in served.items():
+            entries[variant]["final"] = worker.close()
+    loads.append(machine.load_average())
+    # The same weight format's ours against GenAI: both compress with NNCF the same way.
+    cross = {}
+    probes = {v: torch.load(work / f"probe-{v}-{fmt}.pt") for v in chosen
+              if (work / f"probe-{v}-{fmt}.pt").is_file() and "probe" in entries[v]}
+    for a, b in ((variants.OURS, variants.GENAI), (variants.OURS, variants.XNNPACK)):
+        if a in probes and b in probes:
+            cross[f"{a}-vs-{b}"] = compare(probes[a], probes[b], size.steps)
+    return {"variants": entries, "rounds": per_round, "order": list(entries), "load_average": loads,
+            "cross": cross}
+
+
+def measure(kind: str, size_name: str, formats: List[str], chosen: List[str], rounds: int, work_root: Path,
+            envs: Environments, keep: bool, reuse: List[str]) -> dict:
+    import torch
+
+    size = models.SIZES[size_name]
+    work = work_root / size_name
+    work.mkdir(parents=True, exist_ok=True)
+    say(f"== {size_name}: {size.describe()}")
+    record = {"kind": kind, "size": models.size_record(size), "formats": {}}
+    record["prepare"] = run_step(envs.main, "prepare", work, size_name, work, rounds)
+    if "error" in record["prepare"]:
+        say(f"  preparation failed: {_short(record['prepare']['error'])}")
+        return record
+    say(f"  checkpoint saved by transformers {record['prepare']['transformers']} "
+        f"({record['prepare']['checkpoint_seconds']:.0f} s); eager greedy ids: "
+        f"{record['prepare']['distinct_ids']} distinct of {len(record['prepare']['ids'])}")
+    record["reference"] = run_step(envs.optimum, "reference", work, size_name, work)
+    if "error" in record["reference"]:
+        say(f"  the optimum environment cannot load it: {_short(record['reference']['error'])}")
+        return record
+    say(f"  loaded by transformers {record['reference']['transformers']}: ids equal "
+        f"{record['reference']['ids_equal']}, logits max abs difference {record['reference']['logits_max_abs']:.2g}")
+    references = {"main": torch.load(work / "reference-main.pt"), "optimum": torch.load(work / "reference-optimum.pt")}
+    for fmt in formats:
+        record["formats"][fmt] = measure_format(size, fmt, chosen, rounds, work, envs, references, reuse)
+        if not keep:
+            for variant in chosen:
+                shutil.rmtree(work / f"{variant}-{fmt}", ignore_errors=True)
+    return record
+
+
+# --- the run ---------------------------------------------------------------------------------------------------
+
+
+def versions(side, names) -> Dict[str, str]:
+    """The distributions' versions in a side's environment."""
+    python, env = side
+    code = ("import importlib.metadata as m, json, sys\n"
+            "def v(n):\n  try: return m.version(n)\n  except Exception: return 'not installed'\n"
+            f"print(json.dumps({{n: v(n) for n in {list(names)!r}}}))")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+    try:
+        return processes.last_json(done.stdout)
+    except ValueError:
+        return {"error": done.stderr.strip()[-300:]}
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default=",".join(models.KINDS), help="llama, whisper (default both)")
+    parser.add_argument("--sizes", help="a size per model, comma-separated, of " + ", ".join(models.SIZES)
+                        + f" (default {', '.join(models.DEFAULT_SIZES.values())}; --smoke: the smoke sizes)")
+    parser.add_argument("--formats", default=",".join(models.FORMATS), help="fp32, int8, int4 (default all)")
+    parser.add_argument("--variants", default=",".join(variants.VARIANTS), help="ours, xnnpack, genai (default all)")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds per model and format (default 6; --smoke 2)")
+    parser.add_argument("--smoke", action="store_true", help="tiny models, two rounds: every variant end to end")
+    parser.add_argument("--optimum-python", default=DEFAULT_OPTIMUM_PYTHON,
+                        help="optimum-executorch's environment's Python (default $OPTIMUM_PYTHON, else "
+                             ".venv-optimum/bin/python)")
+    parser.add_argument("--work", type=Path, help="keep checkpoints, artifacts and logs here (default: a temporary "
+                        "folder, removed)")
+    parser.add_argument("--reuse", default="", help="variants whose exports an earlier run left in --work are "
+                        "reused (their recorded export figures reported), e.g. xnnpack,genai")
+    parser.add_argument("--package", type=Path, default=paths.PYTHON, help="the folder holding the executorch_openvino "
+                        "package ours runs (default the checkout's python/; e.g. a candidate fix's copy)")
+    reports.add_results_dir(parser, quick=True)
+    parser.add_argument("--report-from", type=Path, help="measure nothing: write the report again from a run's "
+                        "hf-recipe-<date>.json")
+    parser.add_argument("--notes", type=Path, help="a Markdown file of explanations (why a target was missed) "
+                        "for the report's Why section; kept in the run's JSON (with --report-from: added to it)")
+    args = parser.parse_args(argv)
+    args.models = args.models.split(",")
+    sizes = args.sizes.split(",") if args.sizes else [
+        (models.SMOKE_SIZES if args.smoke else models.DEFAULT_SIZES)[kind] for kind in args.models]
+    if len(sizes) != len(args.models):
+        parser.error("--sizes needs one size per model")
+    args.sizes = sizes
+    args.formats, args.variants = args.formats.split(","), args.variants.split(",")
+    args.reuse = [name for name in args.reuse.split(",") if name]
+    if args.reuse and not args.work:
+        parser.error("--reuse needs --work (the folder of the earlier run)")
+    args.rounds = args.rounds or (2 if args.smoke else 6)
+    args.results_dir = reports.results_dir(args.results_dir, args.smoke)
+    for given, known, what in ((args.models, models.KINDS, "model"), (args.formats, models.FORMATS, "format"),
+                               (args.variants, variants.VARIANTS, "variant"), (args.sizes, models.SIZES, "size")):
+        unknown = [name for name in given if name not in known]
+        if unknown:
+            parser.error(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    for kind, size in zip(args.models, args.sizes):
+        if models.SIZES[size].kind != kind:
+            parser.error(f"size {size} is not a {kind}")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    if not args.report_from and not Path(args.optimum_python).is_file():
+        parser.error(f"no optimum-executorch environment at {args.optimum_python} (make venv-optimum, or "
+                     "--optimum-python / OPTIMUM_PYTHON)")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    notes = args.notes.read_text() if args.notes else None
+    if args.report_from:
+        run = json.loads(args.report_from.read_text())
+        if notes is not None:  # kept with the run, so that the report can be written again with them
+            run["notes"] = notes
+            args.report_from.write_text(json.dumps(run, indent=1))
+        stamp = args.report_from.stem.removeprefix("hf-recipe-")
+        return write_report(run, args.report_from.parent, stamp)
+    envs = Environments(args.optimum_python, args.package)
+    started, load_before = time.perf_counter(), machine.load_average()
+    measured = machine.our_version()  # read before the run, which may outlast edits
+    run = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "rounds": args.rounds,
+           "formats": args.formats, "variants": args.variants, "executorch_openvino": measured,
+           "machine_cpu": machine.cpu_model(), "cores": os.cpu_count(), "smoke": args.smoke,
+           "versions": {"main": versions(envs.main, MAIN_DISTRIBUTIONS),
+                        "optimum": versions(envs.optimum, OPTIMUM_DISTRIBUTIONS)},
+           "optimum_python": args.optimum_python, "records": [],
+           "package": None if args.package.resolve() == paths.PYTHON.resolve() else str(args.package),
+           "notes": notes or ""}
+    work_root = args.work or Path(tempfile.mkdtemp(prefix="hf-recipe-bench-"))
+    try:
+        for kind, size in zip(args.models, args.sizes):
+            run["records"].append(measure(kind, size, args.formats, args.variants, args.rounds, work_root, envs,
+                                          keep=bool(args.work), reuse=args.reuse))
+    finally:
+        if not args.work:
+            shutil.rmtree(work_root, ignore_errors=True)
+    run.update(load_before=load_before, load_after=machine.load_average(), seconds=time.perf_counter() - started)
+    stamp = reports.stamp()
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    (args.results_dir / f"hf-recipe-{stamp}.json").write_text(json.dumps(run, indent=1))
+    return write_report(run, args.results_dir, stamp)
+
+
+def write_report(run: dict, directory: Path, stamp: str) -> int:
+    import hf_recipe_report
+
+    text = "\n".join(hf_recipe_report.report(run)) + "\n"
+    path = reports.print_and_save(text, directory, f"hf-recipe-{stamp}.md")
+    say(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

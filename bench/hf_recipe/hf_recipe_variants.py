@@ -1,0 +1,298 @@
+"""The variants of the optimum recipe benchmark: how each is exported from the shared checkpoint and
+how it runs one conversation (the Llama: the prompt, then greedy steps; Whisper: 30 s of audio, its
+decoder prompt, then greedy steps).
+
+  ours     optimum-executorch's main_export with recipe "openvino" (recipe_kwargs weights= / group_size=),
+           run by optimum-executorch's ExecuTorchModelForCausalLM / ExecuTorchModelForSpeechSeq2Seq
+  xnnpack  the same with recipe "xnnpack" at its fastest settings (Llama: custom SDPA and custom KV
+           cache), quantized by the task loader: 8da8w / 8da4w linears, 8w embeddings
+  genai    optimum-intel's OpenVINO export (optimum-cli export openvino ...-with-past, --weight-format)
+           run by OpenVINO GenAI: LLMPipeline with ATTENTION_BACKEND=SDPA (its stateful path), or
+           WhisperPipeline (a stateful decoder)
+
+ours and xnnpack run in optimum-executorch's environment (transformers 5.0.0rc1), genai in the main
+one (transformers 4.57.6, optimum-intel, GenAI).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+import hf_recipe_models as models
+
+OURS, XNNPACK, GENAI = "ours", "xnnpack", "genai"
+VARIANTS = (OURS, XNNPACK, GENAI)
+OPTIMUM_ENV = {OURS, XNNPACK}  # the rest run in the main environment
+# OpenVINO properties of GenAI: ours' numerics (f32 compute and KV cache, its default "exact"
+# precision) and latency hint (bench/llm's), and for LLMPipeline its stateful path.
+LLM_PIPELINE_PROPERTIES = {"ATTENTION_BACKEND": "SDPA"}
+
+# XNNPACK's quantized linears (int8 dynamic activations: its fast path) per weight format; the Llama's
+# embedding int8 too, as ours and optimum-intel keep it.
+XNNPACK_QLINEAR = {"int8": "8da8w", "int4": "8da4w"}
+
+
+def recipe_kwargs(variant: str, fmt: str, size: models.Size) -> dict:
+    if variant != OURS or fmt == "fp32":
+        return {}
+    return {"weights": "int8"} if fmt == "int8" else {"weights": "int4", "group_size": size.group}
+
+
+def task(size: models.Size) -> str:
+    return "text-generation" if size.kind == models.LLAMA else "automatic-speech-recognition"
+
+
+def et_export_options(variant: str, fmt: str, size: models.Size) -> dict:
+    """main_export's keyword arguments (besides the checkpoint and output folder)."""
+    options = {"task": task(size), "recipe": "openvino" if variant == OURS else "xnnpack", "max_seq_len": size.context}
+    if variant == OURS:
+        options["recipe_kwargs"] = recipe_kwargs(variant, fmt, size)
+        return options
+    if size.kind == models.LLAMA:
+        options.update(use_custom_sdpa=True, use_custom_kv_cache=True)
+    if fmt != "fp32":
+        options["qlinear"] = XNNPACK_QLINEAR[fmt]
+        if size.kind == models.LLAMA:
+            options["qembedding"] = "8w"
+        else:
+            # No qembedding: it also quantizes Whisper's positional embeddings, which index their weight
+            # (weight[position_ids]), and torchao's quantized tensor has no aten.index: the export fails.
+            # Its loader takes the encoder's linears and the group size (text-generation's is fixed at 32).
+            options["qlinear_encoder"] = XNNPACK_QLINEAR[fmt]
+            if fmt == "int4":
+                options.update(qlinear_group_size=size.group, qlinear_encoder_group_size=size.group)
+    return options
+
+
+def optimum_intel_arguments(fmt: str, size: models.Size, checkpoint: Path, out: Path) -> List[str]:
+    """optimum-cli's arguments: the LLM benchmark's weight formats (int8 asymmetric per channel; int4
+    symmetric in groups, every linear layer, the embedding and the head int8_asym: ours' scheme)."""
+    import llm_setup
+
+    kind = "text-generation-with-past" if size.kind == models.LLAMA else "automatic-speech-recognition-with-past"
+    return ["export", "openvino", "--model", str(checkpoint), "--task", kind, *llm_setup.optimum_args(fmt, size),
+            str(out)]
+
+
+def describe(variant: str, fmt: str, size: models.Size) -> str:
+    """The exact settings, for the report."""
+    if variant == GENAI:
+        arguments = optimum_intel_arguments(fmt, size, Path("<checkpoint>"), Path("<out>"))[4:-1]
+        pipeline = ("LLMPipeline, ATTENTION_BACKEND=SDPA" if size.kind == models.LLAMA else "WhisperPipeline")
+        return f"optimum-cli export openvino {' '.join(arguments)}; {pipeline}, f32 compute and KV cache, LATENCY"
+    options = et_export_options(variant, fmt, size)
+    shown = ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("task",))
+    return f"main_export({shown})"
+
+
+# --- exports (one per worker process) ----------------------------------------------------------------------
+
+
+def _folder_bytes(folder: Path, suffixes: Tuple[str, ...]) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir() if p.suffix in suffixes and "tokenizer" not in p.name)
+
+
+def export(variant: str, fmt: str, size: models.Size, checkpoint: Path, out: Path) -> dict:
+    """Exports one variant into `out`; the seconds of the export call alone (imports done first)."""
+    import shutil
+
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    if variant in OPTIMUM_ENV:
+        import executorch_openvino.optimum  # noqa: F401  (registers the openvino recipes)
+        from optimum.exporters.executorch import main_export
+        from optimum.exporters.executorch.recipes import xnnpack  # noqa: F401
+
+        if variant == OURS and fmt != "fp32":
+            import nncf  # noqa: F401
+        options = et_export_options(variant, fmt, size)
+        start = time.perf_counter()
+        main_export(str(checkpoint), output_dir=str(out), **options)
+        seconds = time.perf_counter() - start
+        return {"seconds": seconds, "bytes": _folder_bytes(out, (".pte", ".ptd")),
+                "files": sorted(p.name for p in out.iterdir()), "executorch_openvino": _package_origin()}
+    import nncf  # noqa: F401
+    import openvino_tokenizers  # noqa: F401
+    from optimum.commands.optimum_cli import main as optimum_cli
+    from optimum.exporters.openvino import main_export  # noqa: F401  (imported before the clock)
+
+    argv = sys.argv
+    sys.argv = ["optimum-cli", *optimum_intel_arguments(fmt, size, checkpoint, out)]
+    try:
+        start = time.perf_counter()
+        optimum_cli()
+        seconds = time.perf_counter() - start
+    finally:
+        sys.argv = argv
+    missing = [name for name in ("openvino_tokenizer.xml", "openvino_detokenizer.xml") if not (out / name).is_file()]
+    if size.kind == models.WHISPER and missing:
+        raise RuntimeError(f"optimum-intel did not convert the tokenizer ({', '.join(missing)} missing); "
+                           "WhisperPipeline needs both")
+    return {"seconds": seconds, "bytes": _folder_bytes(out, (".bin",)), "files": sorted(p.name for p in out.iterdir())}
+
+
+def _package_origin() -> str:
+    import executorch_openvino
+
+    return str(Path(executorch_openvino.__file__).resolve().parent)
+
+
+# --- runners (in the serving worker) ----------------------------------------------------------------------
+
+
+class EtCausalLM:
+    """optimum-executorch's ExecuTorchModelForCausalLM on the exported program; the prompt in one forward
+    call, then one call a token (its own forward(input_ids, cache_position))."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        from optimum.executorch import ExecuTorchModelForCausalLM
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(checkpoint)
+        self.model = ExecuTorchModelForCausalLM.from_pretrained(str(folder), config=config)
+
+    def _step(self, tokens: List[int], position: int):
+        import torch
+
+        logits = self.model.forward(torch.tensor([tokens], dtype=torch.long),
+                                    torch.arange(position, position + len(tokens), dtype=torch.long))
+        return logits[0, -1]
+
+    def conversation(self, given, steps: int, keep_logits: bool) -> dict:
+        from llm_runners import greedy_conversation
+
+        return dict(greedy_conversation(self._step, given, steps, keep_logits))
+
+
+class EtWhisper:
+    """optimum-executorch's ExecuTorchModelForSpeechSeq2Seq: its forward runs the encoder once, then the
+    decoder a token a call (the program's decoder takes one token); the features come from the
+    checkpoint's WhisperFeatureExtractor before the clock starts (timed apart: features_ms)."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        from optimum.executorch import ExecuTorchModelForSpeechSeq2Seq
+        from transformers import AutoConfig, WhisperFeatureExtractor
+
+        self.model = ExecuTorchModelForSpeechSeq2Seq.from_pretrained(str(folder),
+                                                                     config=AutoConfig.from_pretrained(checkpoint))
+        self.extractor = WhisperFeatureExtractor.from_pretrained(checkpoint)
+        self.start_ids = models.decoder_prompt(checkpoint)
+
+    def conversation(self, samples, steps: int, keep_logits: bool) -> dict:
+        import torch
+
+        begin = time.perf_counter()
+        features = self.extractor(samples, sampling_rate=models.SAMPLE_RATE, return_tensors="pt").input_features
+        start = time.perf_counter()
+        encoded, rows, position = None, [], 0
+        for token in self.start_ids:
+            logits, encoded = self.model.forward(features, torch.tensor([[token]], dtype=torch.long),
+                                                 torch.tensor([position], dtype=torch.long), encoded)
+            position += 1
+        row = logits[0, -1]
+        ids = [int(row.argmax())]
+        prefilled = time.perf_counter()
+        rows.append(row.clone() if keep_logits else None)
+        for _ in range(steps):
+            logits, encoded = self.model.forward(features, torch.tensor([[ids[-1]]], dtype=torch.long),
+                                                 torch.tensor([position], dtype=torch.long), encoded)
+            position += 1
+            row = logits[0, -1]
+            ids.append(int(row.argmax()))
+            if keep_logits:
+                rows.append(row.clone())
+        done = time.perf_counter()
+        return {"prefill_ms": (prefilled - start) * 1e3, "decode_ms": (done - prefilled) * 1e3, "ids": ids[:steps],
+                "features_ms": (start - begin) * 1e3,
+                "logits": torch.stack(rows).float() if keep_logits else None}
+
+
+class GenaiLLM:
+    """bench/llm's GenaiRunner (LLMPipeline fed token ids, greedy, ignore_eos; TTFT and TPOT) with the
+    stateful path's properties."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        from llm_runners import F32_PROPERTIES, GenaiRunner
+
+        self.runner = GenaiRunner(folder, dict(F32_PROPERTIES, **LLM_PIPELINE_PROPERTIES))
+
+    def conversation(self, given, steps: int, keep_logits: bool) -> dict:
+        return dict(self.runner.conversation(given, steps))
+
+
+class GenaiWhisper:
+    """openvino_genai.WhisperPipeline on optimum-intel's export, fed the raw audio; greedy, ignore_eos,
+    steps + 1 new tokens, no timestamps. Prefill: its TTFT less its own feature extraction (which
+    ExecuTorch's variants do before the clock), so the encoder and the decoder prompt; decode: TPOT.
+    The ids come from a streamer."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        import openvino_genai
+        from llm_runners import F32_PROPERTIES
+
+        self.genai = openvino_genai
+        self.pipe = openvino_genai.WhisperPipeline(str(folder), "CPU", **F32_PROPERTIES)
+
+    def conversation(self, samples, steps: int, keep_logits: bool) -> dict:
+        genai = self.genai
+
+        class Collect(genai.StreamerBase):
+            def __init__(self):
+                super().__init__()
+                self.ids: List[int] = []
+
+            def write(self, token):
+                self.ids += list(token) if isinstance(token, list) else [token]
+                return genai.StreamingStatus.RUNNING
+
+            def end(self):
+                pass
+
+        config = self.pipe.get_generation_config()
+        config.max_new_tokens = steps + 1
+        config.ignore_eos, config.do_sample, config.return_timestamps = True, False, False
+        streamer = Collect()
+        start = time.perf_counter()
+        result = self.pipe.generate(samples.tolist(), config, streamer)
+        wall_ms = (time.perf_counter() - start) * 1e3
+        metrics = result.perf_metrics
+        ttft, tpot = metrics.get_ttft().mean, metrics.get_tpot().mean
+        features = metrics.get_features_extraction_duration().mean
+        return {"prefill_ms": ttft - features, "decode_ms": tpot * steps, "ids": streamer.ids[:steps], "logits": None,
+                "features_ms": features, "encoder_ms": metrics.get_encode_inference_duration().mean,
+                "wall_ms": wall_ms, "generated": len(streamer.ids)}
+
+
+RUNNERS = {(OURS, models.LLAMA): EtCausalLM, (XNNPACK, models.LLAMA): EtCausalLM, (GENAI, models.LLAMA): GenaiLLM,
+           (OURS, models.WHISPER): EtWhisper, (XNNPACK, models.WHISPER): EtWhisper,
+           (GENAI, models.WHISPER): GenaiWhisper}
+
+
+def imports_for(variant: str) -> None:
+    """What a serving worker imports before its memory baseline (so that the baseline holds them)."""
+    import torch  # noqa: F401
+
+    if variant in OPTIMUM_ENV:
+        if variant == OURS:
+            import executorch_openvino  # noqa: F401  (registers our delegate with ExecuTorch's runtime)
+        import optimum.executorch.modeling  # noqa: F401  (loads ExecuTorch's kernels, custom ops included)
+        import transformers  # noqa: F401
+    else:
+        import openvino_genai  # noqa: F401
+
+
+def threads(variant: str) -> Optional[int]:
+    """ExecuTorch's thread pool size in this process (XNNPACK's threads), None for GenAI."""
+    if variant not in OPTIMUM_ENV:
+        return None
+    from executorch.extension.pybindings.portable_lib import _threadpool_get_thread_count
+
+    return int(_threadpool_get_thread_count())
+
+
+def make_runner(variant: str, size: models.Size, folder: Path, checkpoint: Path):
+    return RUNNERS[variant, size.kind](folder, checkpoint)
+

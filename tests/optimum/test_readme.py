@@ -1,0 +1,47 @@
+"""The README's Hugging Face commands, run as a user runs them in .venv-optimum: random checkpoints
+saved by examples/hf_checkpoint.py, exported by optimum-cli with the openvino recipe, then
+`executorch-openvino generate` and `transcribe` (the first line, making and activating the
+environment, is what runs these tests)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HEADING = "## Hugging Face models"
+
+
+def readme_commands():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index(HEADING):]
+    block = re.search(r"^```sh\n(.*?)^```", section, re.M | re.S).group(1)
+    lines = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+    assert lines[0].startswith("make venv-optimum"), lines[0]
+    return lines[1:]
+
+
+def test_the_readme_commands_export_and_run_a_llama_and_a_whisper(tmp_path):
+    shutil.copytree(REPO / "examples", tmp_path / "examples")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env["PATH"]])
+    outputs = []
+    for command in readme_commands():
+        result = subprocess.run(command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=900)
+        assert result.returncode == 0, f"{command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        outputs.append((command, result.stdout))
+    for name in ("my-llama-ov", "my-whisper-ov"):
+        assert (tmp_path / name / "model.pte").is_file(), name
+    generated = next(out for command, out in outputs if "executorch-openvino generate" in command)
+    assert int(re.search(r"generated: (\d+) tokens", generated).group(1)) > 0, generated
+    transcribed = next(out for command, out in outputs if "executorch-openvino transcribe" in command)
+    tokens = int(re.search(r"(\d+) tokens from 5\.0 s of audio", transcribed).group(1))
+    # Random weights never pick the end token here: the transcript runs to the decoder's last
+    # position (max_target_positions 448, the start token first), not to optimum's cache of 1024.
+    assert tokens == 447, transcribed
+    assert transcribed.splitlines()[1].strip(), transcribed
