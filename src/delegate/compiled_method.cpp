@@ -196,8 +196,9 @@ Status CompiledMethod::check_bounds(Span<EValue*> args) const {
       return Failure{FailureKind::kInvalidArgument,
                      "input " + std::to_string(call_input(bound.input)) + " holds the position " + *outside +
                          ", outside " + range + ": past the context of " + std::to_string(bound.high) +
-                         " positions this program's KV caches were exported with; start a new conversation at "
-                         "position 0, or export with a longer context"};
+                         " positions this program was exported with (its KV caches, or a table the model indexes "
+                         "by position); start a new conversation at "
+                         "position 0, or export with a longer context where the model allows one"};
     }
     return Failure{FailureKind::kInvalidArgument,
                    "input " + std::to_string(call_input(bound.input)) + " holds " + *outside + ", outside " + range +

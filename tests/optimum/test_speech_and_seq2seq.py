@@ -136,6 +136,36 @@ def test_whisper_generates_eager_greedy_ids_and_each_step_equals_transformers_wi
     assert transcripts["tone"] != transcripts["noise"], "the transcript does not depend on the sound"
 
 
+def test_whisper_refuses_a_position_past_its_table_though_optimums_caches_hold_more(saved, tmp_path):
+    """optimum sizes the caches by max_seq_len (1024 by default) whatever the decoder's positions
+    table holds (max_target_positions; Whisper's 448). Eager raises IndexError past the table; so
+    does the program, naming the position, and the conversation goes on."""
+    from optimum.executorch import ExecuTorchModelForSpeechSeq2Seq
+    from transformers import AutoProcessor
+
+    programs = export(saved("whisper"), SEQ2SEQ_TASKS["whisper"], tmp_path, max_seq_len=2 * CONTEXT)
+    assert programs["model"].exported_program("text_decoder") is not None
+    ours = ExecuTorchModelForSpeechSeq2Seq.from_pretrained(str(tmp_path))
+    processor = AutoProcessor.from_pretrained(saved("whisper"))
+    features = processor(_utterances()["tone"], sampling_rate=SAMPLING_RATE, return_tensors="pt").input_features
+    token = torch.tensor([[ours.decoder_start_token_id]])
+    first, encoder_outputs = ours.forward(features, token, torch.tensor([0]), None)
+    for position in range(1, CONTEXT):  # every position the table has, in turn
+        ours.forward(features, token, torch.tensor([position]), encoder_outputs)
+    with pytest.raises(RuntimeError):
+        ours.forward(features, token, torch.tensor([CONTEXT]), encoder_outputs)
+    from executorch_openvino.runtime import library
+
+    message = library.load().last_error()
+    assert f"holds the position {CONTEXT}, outside [0, {CONTEXT})" in message, message
+    eager = load_eager_seq2seq(saved("whisper"))
+    with pytest.raises(IndexError), torch.no_grad():
+        eager.model.decoder(input_ids=token, encoder_hidden_states=encoder_outputs, use_cache=False,
+                            position_ids=torch.tensor([[CONTEXT]]))
+    again, _ = ours.forward(features, token, torch.tensor([0]), encoder_outputs)
+    torch.testing.assert_close(again, first, rtol=0, atol=0)
+
+
 # T5: optimum's arguments that decide the two lengths, and what torch.export says about each inside
 # optimum's _export_decoder. The encoder's example is 10 tokens long (optimum's own choice); a cross
 # cache of 10 rows would match it, but the encoder length is a dynamic dimension, which the
