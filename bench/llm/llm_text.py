@@ -17,17 +17,18 @@ SPECIAL_TOKENS = ["<unk>", "<s>", "</s>"]
 TOKENIZER_FILE = "tokenizer.json"
 
 
-def byte_level_bpe(text: Iterable[str], vocab_size: int):
+def byte_level_bpe(text: Iterable[str], vocab_size: int, special_tokens: List[str] = SPECIAL_TOKENS):
     """A byte-level BPE tokenizer (tokenizers.Tokenizer; as Llama 3's and GPT-2's) trained on `text`,
-    with <unk>, <s>, </s> as ids 0, 1, 2. Trained on ASCII only, every token decodes to valid UTF-8
-    whatever a model of random weights picks (ExecuTorch's runner hands each piece to Python as str).
-    Also the LLM tests' tokenizer (tests/python/llm_tokenizer.py)."""
+    with the special tokens first (<unk>, <s>, </s> as ids 0, 1, 2 by default; the first is the
+    unknown token). Trained on ASCII only, every token decodes to valid UTF-8 whatever a model of
+    random weights picks (ExecuTorch's runner hands each piece to Python as str). Also the LLM tests'
+    tokenizer (tests/python/llm_tokenizer.py) and the optimum tests' (tests/optimum/hf_checkpoints.py)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    tokenizer = Tokenizer(models.BPE(unk_token=SPECIAL_TOKENS[0]))
+    tokenizer = Tokenizer(models.BPE(unk_token=special_tokens[0]))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS))
+    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens))
     return tokenizer
 
 

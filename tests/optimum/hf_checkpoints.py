@@ -207,16 +207,12 @@ def _save_whisper_processor(folder: Path) -> None:
     tokens first, trained here on ASCII words (every id decodes to text)."""
     import random
 
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import WhisperFeatureExtractor, WhisperProcessor, WhisperTokenizerFast
 
     rng = random.Random(0)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 7))) for _ in range(2000)]
-    tokenizer = Tokenizer(models.BPE())
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.train_from_iterator([" ".join(rng.choice(words) for _ in range(100)) for _ in range(500)],
-                                  trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=WHISPER_SPECIAL_TOKENS))
+    tokenizer = _llm_text().byte_level_bpe([" ".join(rng.choice(words) for _ in range(100)) for _ in range(500)],
+                                           VOCAB, WHISPER_SPECIAL_TOKENS)
     if tokenizer.get_vocab_size() != VOCAB:
         raise RuntimeError(f"the tokenizer came out with {tokenizer.get_vocab_size()} tokens, not {VOCAB}")
     end = WHISPER_SPECIAL_TOKENS[0]
@@ -239,13 +235,18 @@ def load_eager_seq2seq(folder: Path):
 # --- end of the encoder-decoders ------------------------------------------------------------------
 
 
-def _train_tokenizer(folder: Path) -> None:
-    """tokenizer.json beside the weights: a byte-level BPE of exactly VOCAB tokens trained in code
-    (the LLM benchmark's trainer), so every id a random model picks decodes to text."""
+def _llm_text():
+    """The LLM benchmark's tokenizer trainer (bench/llm/llm_text.py)."""
     spec = importlib.util.spec_from_file_location("bench_llm_text", REPO / "bench" / "llm" / "llm_text.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.train(folder, VOCAB, seed=0)
+    return module
+
+
+def _train_tokenizer(folder: Path) -> None:
+    """tokenizer.json beside the weights: a byte-level BPE of exactly VOCAB tokens trained in code
+    (the LLM benchmark's trainer), so every id a random model picks decodes to text."""
+    _llm_text().train(folder, VOCAB, seed=0)
 
 
 def save(name: str, folder: Path) -> Path:

@@ -1,12 +1,13 @@
 """What every task's tests check of a program the `openvino` recipe made: which methods, what our
-delegate took and what stayed on ExecuTorch's kernels, and that no cache is left for ExecuTorch to
-copy in and out (it lives in OpenVINO as state)."""
+delegate took and what stayed on ExecuTorch's kernels, that no cache is left for ExecuTorch to
+copy in and out (it lives in OpenVINO as state) and what that state is; and each export made once
+per test module."""
 
 from __future__ import annotations
 
 import operator
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 import executorch_openvino
 
@@ -21,6 +22,38 @@ def export(folder: Path, task: str, out: Path, recipe: str = "openvino", recipe_
 
     return main_export(str(folder), task=task, recipe=recipe, output_dir=str(out),
                        recipe_kwargs=dict(recipe_kwargs or {}), **task_kwargs)
+
+
+def exported_once(tmp_path_factory, make: Callable) -> Callable:
+    """get(name) -> (ExecutorchProgramManager, the folder of its .pte): make(name, folder) exports
+    it (main_export's result) the first time a name is asked for."""
+    made = {}
+
+    def get(name):
+        if name not in made:
+            out = tmp_path_factory.mktemp(f"{name}-pte")
+            made[name] = (make(name, out)["model"], out)
+        return made[name]
+
+    return get
+
+
+def openvino_variables(program, method: str) -> Dict[str, object]:
+    """{variable id: shape} of the OpenVINO state in our delegate's IR(s) of `method`."""
+    import numpy as np
+    import openvino as ov
+
+    from executorch_openvino.container.blob import parse_blob
+
+    graph_module = program.exported_program(method).graph_module
+    variables = {}
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function" and DELEGATE in str(node.target):
+            blob = parse_blob(getattr(graph_module, node.args[0].target).processed_bytes)
+            weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
+            ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
+            variables.update({v.get_info().variable_id: v.get_info().data_shape for v in ir.get_variables()})
+    return variables
 
 
 def method_report(program, method: str) -> Dict[str, object]:

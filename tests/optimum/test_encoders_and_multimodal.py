@@ -22,7 +22,7 @@ import torch
 
 from hf_checkpoints import (CONTEXT, CUSTOM_CACHE_LM, IMAGE_CLASSIFICATION, MASKED_LM, MULTIMODAL, VOCAB, load_eager,
                             save_gemma3_vision_processor)
-from recipe_checks import DELEGATE, assert_delegated, export
+from recipe_checks import assert_delegated, export, exported_once, openvino_variables
 
 TASKS = {**{name: "fill-mask" for name in MASKED_LM}, **{name: "image-classification" for name in IMAGE_CLASSIFICATION}}
 # From one token to the longest the program takes (optimum's example: CONTEXT - 1 tokens); from 17
@@ -36,16 +36,7 @@ def _assert_logits(got, want, what):
 
 @pytest.fixture(scope="module")
 def exported(saved, tmp_path_factory):
-    made = {}
-
-    def get(name):
-        if name not in made:
-            out = tmp_path_factory.mktemp(f"{name}-pte")
-            programs = export(saved(name), TASKS[name], out)
-            made[name] = (programs["model"], out)
-        return made[name]
-
-    return get
+    return exported_once(tmp_path_factory, lambda name, out: export(saved(name), TASKS[name], out))
 
 
 @pytest.mark.parametrize("name", sorted(TASKS))
@@ -113,39 +104,16 @@ SCALAR_PLUMBING = ["aten._local_scalar_dense", "aten.select_copy", "aten.unsquee
 
 @pytest.fixture(scope="module")
 def custom_cache_program(saved, tmp_path_factory):
-    made = {}
-
-    def get(name):
-        if name not in made:
-            out = tmp_path_factory.mktemp(f"{name}-custom-caches-pte")
-            programs = export(saved(name), "text-generation", out, max_seq_len=CONTEXT, use_custom_sdpa=True,
-                              use_custom_kv_cache=True)
-            made[name] = (programs["model"], out)
-        return made[name]
-
-    return get
-
-
-def _state_shapes(program, method: str):
-    """{variable id: shape} of the OpenVINO state inside the method's one delegate call."""
-    import numpy as np
-    import openvino as ov
-
-    from executorch_openvino.container.blob import parse_blob
-
-    graph_module = program.exported_program(method).graph_module
-    (call,) = [node for node in graph_module.graph.nodes if node.op == "call_function" and DELEGATE in str(node.target)]
-    blob = parse_blob(getattr(graph_module, call.args[0].target).processed_bytes)
-    weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
-    ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
-    return {variable.get_info().variable_id: variable.get_info().data_shape for variable in ir.get_variables()}
+    return exported_once(tmp_path_factory,
+                         lambda name, out: export(saved(name), "text-generation", out, max_seq_len=CONTEXT,
+                                                  use_custom_sdpa=True, use_custom_kv_cache=True))
 
 
 @pytest.mark.parametrize("name", sorted(CUSTOM_CACHE_LM))
 def test_custom_caches_wholly_delegated_as_openvino_state_the_rings_static(name, custom_cache_program):
     program, _ = custom_cache_program(name)
     assert_delegated(program, "forward", allowed_outside=SCALAR_PLUMBING)
-    shapes = _state_shapes(program, "forward")
+    shapes = openvino_variables(program, "forward")
     # All static: a ring grown with the conversation would refuse positions past its rows. Sliding
     # layers 0 and 2: rings of twice the window ([B, rows, H, D]) and the position each row holds;
     # the global layer 1: the whole context.
@@ -208,27 +176,21 @@ def multimodal_program(saved, tmp_path_factory):
     import PIL  # noqa: F401  Gemma 3's image processor needs Pillow (requirements-optimum.txt)
     import transformers.image_processing_base as images
 
-    made = {}
+    def make(name, out):
+        folder = saved(name)
+        save_gemma3_vision_processor(folder)
+        fetch = images.load_image
 
-    def get(name):
-        if name not in made:
-            folder = saved(name)
-            save_gemma3_vision_processor(folder)
-            fetch = images.load_image
+        def offline(image, *args, **kwargs):
+            return _image(1, 60, 80) if image == EXAMPLE_IMAGE_URL else fetch(image, *args, **kwargs)
 
-            def offline(image, *args, **kwargs):
-                return _image(1, 60, 80) if image == EXAMPLE_IMAGE_URL else fetch(image, *args, **kwargs)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(images, "load_image", offline)
+            # The loader reads max_length, not max_seq_len.
+            return export(folder, "multimodal-text-to-text", out, max_length=CONTEXT, use_custom_sdpa=True,
+                          use_custom_kv_cache=True)
 
-            out = tmp_path_factory.mktemp(f"{name}-pte")
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(images, "load_image", offline)
-                # The loader reads max_length, not max_seq_len.
-                programs = export(folder, "multimodal-text-to-text", out, max_length=CONTEXT, use_custom_sdpa=True,
-                                  use_custom_kv_cache=True)
-            made[name] = (programs["model"], out)
-        return made[name]
-
-    return get
+    return exported_once(tmp_path_factory, make)
 
 
 @pytest.mark.parametrize("name", sorted(MULTIMODAL))
@@ -238,7 +200,7 @@ def test_multimodal_methods_wholly_delegated(name, multimodal_program):
     assert_delegated(program, "vision_encoder")
     assert_delegated(program, "token_embedding")
     assert_delegated(program, "text_decoder", allowed_outside=SCALAR_PLUMBING)
-    assert all(shape.is_static for shape in _state_shapes(program, "text_decoder").values())
+    assert all(shape.is_static for shape in openvino_variables(program, "text_decoder").values())
 
 
 @pytest.mark.parametrize("name", sorted(MULTIMODAL))

@@ -25,7 +25,7 @@ import pytest
 import torch
 
 from hf_checkpoints import CONTEXT, SEQ2SEQ_TASKS, WHISPER_FRAMES, load_eager_seq2seq
-from recipe_checks import DELEGATE, assert_delegated, export
+from recipe_checks import assert_delegated, export, openvino_variables
 
 STEPS = 32
 METHODS = ("encoder", "text_decoder", "sampler")
@@ -44,23 +44,6 @@ def _utterances():
     return {"tone": (0.5 * np.sin(2 * np.pi * 440 * time)).astype(np.float32), "noise": noise.astype(np.float32)}
 
 
-def _openvino_variables(program, method):
-    """{variable id: shape} of the OpenVINO state in our delegate's IR(s) of `method`."""
-    import openvino as ov
-
-    from executorch_openvino.container.blob import parse_blob
-
-    graph_module = program.exported_program(method).graph_module
-    variables = {}
-    for node in graph_module.graph.nodes:
-        if node.op == "call_function" and DELEGATE in str(node.target):
-            blob = parse_blob(getattr(graph_module, node.args[0].target).processed_bytes)
-            weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
-            ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
-            variables.update({v.get_info().variable_id: v.get_info().data_shape for v in ir.get_variables()})
-    return variables
-
-
 @pytest.fixture(scope="module")
 def whisper(saved, tmp_path_factory):
     """(ExecutorchProgramManager, the folder of its .pte) of the Whisper checkpoint."""
@@ -76,7 +59,7 @@ def test_whisper_wholly_delegated_with_both_kv_caches_as_openvino_state(whisper)
         assert_delegated(program, method)
     # ExecuTorch holds no cache at all: each is a variable of the delegate's IR.
     assert not program.exported_program("text_decoder").graph_signature.buffers
-    variables = _openvino_variables(program, "text_decoder")
+    variables = openvino_variables(program, "text_decoder")
     caches = {f"{attention}_attention_{kind}_cache_{layer}" for attention in ("self", "cross")
               for kind in ("key", "value") for layer in range(DECODER_LAYERS)}
     # Beside the caches, the last call's encoder states and a flag: the cross-attention caches are
@@ -87,7 +70,7 @@ def test_whisper_wholly_delegated_with_both_kv_caches_as_openvino_state(whisper)
     # would gain the encoder's rows again at every step).
     for name in caches:
         assert variables[name][2].is_dynamic == name.startswith("self_"), (name, variables[name])
-    assert not _openvino_variables(program, "encoder") and not _openvino_variables(program, "sampler")
+    assert not openvino_variables(program, "encoder") and not openvino_variables(program, "sampler")
 
 
 def test_whisper_generates_eager_greedy_ids_and_each_step_equals_transformers_without_a_cache(whisper, saved):

@@ -18,7 +18,7 @@ from hf_checkpoints import CAUSAL_LM, CONTEXT, load_eager
 # runs Gemma 3 with the custom caches it needs past it.
 WINDOWED = {"gemma3"}
 FULL_LENGTH = sorted(set(CAUSAL_LM) - WINDOWED)
-from recipe_checks import assert_delegated, export
+from recipe_checks import assert_delegated, export, exported_once
 
 STEPS = 32
 PROMPT = [1, 17, 42, 99, 5, 230, 7]
@@ -33,16 +33,8 @@ def _greedy_eager(model, prompt, steps):
 
 @pytest.fixture(scope="module")
 def exported(saved, tmp_path_factory):
-    made = {}
-
-    def get(name):
-        if name not in made:
-            out = tmp_path_factory.mktemp(f"{name}-pte")
-            programs = export(saved(name), "text-generation", out, max_seq_len=CONTEXT)
-            made[name] = (programs["model"], out)
-        return made[name]
-
-    return get
+    return exported_once(tmp_path_factory,
+                         lambda name, out: export(saved(name), "text-generation", out, max_seq_len=CONTEXT))
 
 
 @pytest.mark.parametrize("name", sorted(CAUSAL_LM))

@@ -87,7 +87,7 @@ def reason_to_refuse(node: torch.fx.Node) -> Optional[str]:
         return None
     query, key, value, _, mask, dropout, causal = (list(node.args) + [None, 0.0, False, None])[:7]
     mask = node.kwargs.get("attn_mask", mask)
-    dropout = node.kwargs.get("drpout_p", dropout)
+    dropout = node.kwargs.get("drpout_p", dropout)  # ExecuTorch's schema spells it so
     causal = node.kwargs.get("is_causal", causal)
     if not all(_float_4d(t) for t in (query, key, value)):
         return "custom_sdpa of tensors other than [B, S, H, D] float query, key and value"

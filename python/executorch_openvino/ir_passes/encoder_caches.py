@@ -18,11 +18,11 @@ float tensor of static shape), its own old value and constants: written at rows 
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Tuple
 
 import numpy as np
 
-from .ir_reading import source
+from .ir_reading import source, variable
 from .lowering import Lowering
 
 logger = logging.getLogger(__name__)
@@ -30,8 +30,9 @@ logger = logging.getLogger(__name__)
 _LEAVES = ("Parameter", "ReadValue", "Constant")
 
 
-def _ancestors(output) -> Optional[Set]:
-    """The nodes the output is computed from, down to parameters, reads of state and constants."""
+def _ancestors(output) -> Dict[str, object]:
+    """The nodes the output is computed from, down to parameters, reads of state and constants, by
+    friendly name."""
     seen, stack = {}, [output.get_node()]
     while stack:
         node = stack.pop()
@@ -47,13 +48,8 @@ def _ancestors(output) -> Optional[Set]:
 def reuse_encoder_caches(lowering: Lowering) -> None:
     """Rewrites, in place, the caches computed from one encoder-output input as described above."""
     model = lowering.model
-    import openvino as ov
-    import openvino.opset6 as ops6
-    import openvino.opset8 as ops8
-    import openvino.opset13 as ops
-
     reads = {node.get_variable_id(): node for node in model.get_ordered_ops() if node.get_type_name() == "ReadValue"}
-    by_input: Dict[str, List] = {}
+    by_input: Dict[str, Tuple[object, List]] = {}
     for assign in model.get_sinks():
         if assign.get_type_name() != "Assign" or assign.get_variable_id() not in reads:
             continue
@@ -65,13 +61,18 @@ def reuse_encoder_caches(lowering: Lowering) -> None:
         encoder = parameters[0]
         if not encoder.get_element_type().is_real() or not encoder.get_partial_shape().is_static:
             continue
-        by_input.setdefault(encoder.get_friendly_name(), []).append((assign, reads[assign.get_variable_id()], computed))
-    for name, caches in by_input.items():
-        _rewrite(model, caches, ov, ops, ops6, ops8)
+        by_input.setdefault(encoder.get_friendly_name(), (encoder, []))[1].append(
+            (assign, reads[assign.get_variable_id()], computed))
+    for encoder, caches in by_input.values():
+        _rewrite(model, encoder, caches)
 
 
-def _rewrite(model, caches, ov, ops, ops6, ops8) -> None:
-    encoder = next(n for n in caches[0][2].values() if n.get_type_name() == "Parameter")
+def _rewrite(model, encoder, caches) -> None:
+    import openvino as ov
+    import openvino.opset6 as ops6
+    import openvino.opset8 as ops8
+    import openvino.opset13 as ops
+
     members = {}
     for _, read, computed in caches:
         members.update({key: node for key, node in computed.items() if node.get_type_name() not in _LEAVES})
@@ -115,10 +116,10 @@ def _rewrite(model, caches, ov, ops, ops6, ops8) -> None:
 
     # The last call's states, and whether a call wrote the caches since the request began.
     name = encoder.get_friendly_name()
-    stored = _variable(ov, f"{name}.last", encoder.get_partial_shape(), encoder.get_element_type())
+    stored = variable(f"{name}.last", encoder.get_partial_shape(), encoder.get_element_type())
     # A float flag, 0 until a call ran: the CPU plugin keeps no boolean variable (it reads False
     # after an Assign of True), and a flag assigned from a constant alone is not stored either.
-    written = _variable(ov, f"{name}.written", ov.PartialShape([1]), ov.Type.f32)
+    written = variable(f"{name}.written", ov.PartialShape([1]), ov.Type.f32)
     last = ops6.read_value(ops.constant(np.zeros(encoder.get_shape(), encoder.get_element_type().to_dtype())), stored)
     flag = ops6.read_value(ops.constant(np.zeros(1, np.float32)), written)
     was_written = ops.greater(ops.squeeze(flag, ops.constant(np.array([0], np.int64))), ops.constant(np.float32(0.5)))
@@ -153,10 +154,3 @@ def _rewrite(model, caches, ov, ops, ops6, ops8) -> None:
     model.validate_nodes_and_infer_types()
     logger.info("%d cache(s) computed from %s only when it changes", len(caches), name)
 
-
-def _variable(ov, variable_id: str, shape, element_type):
-    info = ov.op.util.VariableInfo()
-    info.variable_id = variable_id
-    info.data_shape = shape
-    info.data_type = element_type
-    return ov.op.util.Variable(info)

@@ -39,7 +39,8 @@ from typing import List
 import numpy as np
 
 from . import index_bounds
-from .ir_reading import constant_values, permutation, source
+from .ir_reading import before_index_put_wrap, constant_values, permutation, source
+from .ir_reading import variable as new_variable
 from .lowering import Lowering
 
 logger = logging.getLogger(__name__)
@@ -111,24 +112,8 @@ _PROBE_POSITION = 1 << 24
 def _first_position(cache: _StaticCache):
     import openvino.opset13 as ops
 
-    flat = ops.reshape(_before_wrap(cache), ops.constant(np.array([-1], np.int64)), False)
+    flat = ops.reshape(before_index_put_wrap(cache.indices), ops.constant(np.array([-1], np.int64)), False)
     return ops.gather(flat, ops.constant(np.array([0], np.int64)), ops.constant(np.int64(0)))
-
-
-def _before_wrap(cache: _StaticCache):
-    """The rows written as the model computes them: the frontend writes index_put's at
-    (rows + n) mod n, n the written axis's size (a negative row counts from the end), which
-    hides whether the model's rows leave the cache (refused) or wrap in it (a ring); without that
-    pattern, the scatter's indices."""
-    rows = cache.indices
-    while rows.get_node().get_type_name() in ("Unsqueeze", "Reshape", "Squeeze", "Convert"):
-        rows = source(rows.get_node())
-    wrap = rows.get_node()
-    if wrap.get_type_name() in ("Mod", "FloorMod") and source(wrap).get_node().get_type_name() == "Add":
-        added = source(wrap).get_node()
-        if source(added, 1) == source(wrap, 1):
-            return source(added)
-    return cache.indices
 
 
 def _position_parameters(model, positions) -> list:
@@ -216,11 +201,7 @@ def grow_caches(lowering: Lowering) -> None:
     for cache, position in zip(caches, positions):
         dtype = cache.read.get_output_element_type(0)
         batch, heads, context, width = cache.shape
-        info = ov.op.util.VariableInfo()
-        info.variable_id = cache.assign.get_variable_id()
-        info.data_shape = ov.PartialShape([batch, heads, -1, width])
-        info.data_type = dtype
-        variable = ov.op.util.Variable(info)
+        variable = new_variable(cache.assign.get_variable_id(), ov.PartialShape([batch, heads, -1, width]), dtype)
         empty = ops.constant(np.zeros((batch, heads, 0, width), dtype.to_dtype()))
         past = ops8.gather(ops6.read_value(empty, variable), beam, ops.constant(np.int64(0)))
         new = _written_values(cache)
@@ -248,7 +229,7 @@ def grow_caches(lowering: Lowering) -> None:
             target.replace_source_output(shape_only.output(0))
         model.remove_sink(cache.assign)
         for old in model.get_variables():
-            if old.get_info().variable_id == info.variable_id:
+            if old.get_info().variable_id == cache.assign.get_variable_id():
                 model.remove_variable(old)
         model.add_variables([variable])
         model.add_sinks([ops6.assign(grown, variable)])

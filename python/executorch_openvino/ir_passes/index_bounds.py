@@ -18,6 +18,7 @@ from typing import Dict, Optional, Tuple
 
 from ..container.blob import InputBound
 from ..fx_passes.ops.index_origin import FROM_ZERO_PREFIX
+from .ir_reading import before_index_put_wrap, through_same_values
 from .lowering import Lowering
 
 # rt_info of a Parameter: "low,high", set by bound_input.
@@ -26,9 +27,6 @@ _RT_KEY = "executorch_openvino_value_bounds"
 # These take no negative index in eager (it raises), though the Gather they become would count one
 # from the end.
 _FROM_ZERO = ("aten.embedding.default/", "aten.index_select.default/")
-# Nodes between an input and the index it becomes that keep its values (Tile and Broadcast repeat
-# them: Whisper's decoder indexes its positions table by cache_position.unsqueeze(0).repeat(batch, 1)).
-_SAME_VALUES = {"Convert", "Reshape", "Unsqueeze", "Squeeze", "Tile", "Broadcast"}
 
 
 def bound_input(parameter, low: int, high: int) -> None:
@@ -120,33 +118,11 @@ def _indexed_dimension(node):
         # index_copy, whose eager raises for them (fx_passes/ops/index_origin.py marks those).
         size = _static_size(node.input(0).get_source_output(), 0)
         low = 0 if node.get_friendly_name().startswith(FROM_ZERO_PREFIX) else -size
-        return None if size is None else (_wrapped_index(indices), low, size)
+        return None if size is None else (before_index_put_wrap(indices), low, size)
     return None
-
-
-def _wrapped_index(output):
-    """The index before the frontend's wrap of negative rows, (i + n) mod n, which also folds any
-    index past the end onto a row (eager raises for it): the wrap's input when `output` is one."""
-    output = _through_same_values(output)
-    node = output.get_node()
-    # Only the frontend's own wrap (named after the index_put it translates, dividing by what it
-    # added): a model's own (i + k) mod n takes any i.
-    if node.get_type_name() != "Mod" or "aten.index_put" not in node.get_friendly_name():
-        return output
-    total = node.input(0).get_source_output().get_node()
-    if total.get_type_name() != "Add" or total.input(1).get_source_output() != node.input(1).get_source_output():
-        return output
-    return total.input(0).get_source_output()
-
-
-def _through_same_values(output):
-    """The first output at or before `output` that is not made by a node keeping its input's values."""
-    while output.get_node().get_type_name() in _SAME_VALUES:
-        output = output.get_node().input(0).get_source_output()
-    return output
 
 
 def _input_behind(output):
     """The Parameter whose values `output` holds unchanged, or None."""
-    node = _through_same_values(output).get_node()
+    node = through_same_values(output).get_node()
     return node if node.get_type_name() == "Parameter" else None

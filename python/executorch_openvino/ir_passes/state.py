@@ -10,6 +10,7 @@ the buffer's initial value, exactly as ExecuTorch's own buffers do.
 
 from __future__ import annotations
 
+from . import ir_reading
 from .lowering import Lowering
 
 
@@ -26,11 +27,7 @@ def make_stateful(lowering: Lowering) -> None:
     parameters = [model.inputs[s.input_index].get_node() for s in states]
     results = [model.outputs[s.output_index].get_node() for s in states]
     for state, parameter, result in zip(states, parameters, results):
-        info = ov.op.util.VariableInfo()
-        info.variable_id = state.name
-        info.data_shape = parameter.get_partial_shape()
-        info.data_type = parameter.get_element_type()
-        variable = ov.op.util.Variable(info)
+        variable = ir_reading.variable(state.name, parameter.get_partial_shape(), parameter.get_element_type())
         new_value = result.input_value(0)
         if state.initial is None:
             read = opset6.read_value(variable)

@@ -140,20 +140,26 @@ def test_only_a_masked_cache_written_at_the_position_grows_and_encoder_decoder_s
     assert grows == {"self_k": self_mask, "self_v": self_mask, "cross_k": False, "cross_v": False}
     assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == self_mask
 
-    ours = load(edge.to_executorch().buffer)
     torch.manual_seed(1)
-    previous = None
+    calls = []
     for utterance in range(2):
         states = torch.randn(1, 6, 32)
         for position in range(8):
             token = (7 * utterance + 5 * position) % 37 + 2  # teacher-forced: other tokens at every step
-            inputs = (torch.tensor([[token]]), states, torch.tensor([position]))
-            with torch.no_grad():
-                expected = model(*inputs)
-            got = ours.execute(list(inputs))[0]
-            torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
-            assert previous is None or not torch.allclose(got, previous), "the steps do not differ"
-            previous = got
+            calls.append((torch.tensor([[token]]), states, torch.tensor([position])))
+    _assert_each_step_equals_eager(load(edge.to_executorch().buffer), model, calls)
+
+
+def _assert_each_step_equals_eager(ours, model, calls):
+    """Each call, in turn on one loaded method, equals eager's, and differs from the one before."""
+    previous = None
+    for inputs in calls:
+        with torch.no_grad():
+            expected = model(*inputs)
+        got = ours.execute(list(inputs))[0]
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
+        assert previous is None or not torch.allclose(got, previous), "the steps do not differ"
+        previous = got
 
 
 class _RingCachedAttention(torch.nn.Module):
@@ -213,13 +219,6 @@ def test_a_ring_buffer_cache_stays_static_and_runs_past_its_length_as_eager(ring
     assert grows == {"k_cache": not ring, "v_cache": not ring, "held": False}
     assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == (not ring)
 
-    ours = load(edge.to_executorch().buffer)
-    previous = None
-    for position in range(24 if ring else 8):  # a plain cache holds 8 positions only, as in eager
-        inputs = (torch.tensor([[(5 * position) % 37 + 2]]), torch.tensor([position]))  # teacher-forced
-        with torch.no_grad():
-            expected = model(*inputs)
-        got = ours.execute(list(inputs))[0]
-        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5)
-        assert previous is None or not torch.allclose(got, previous), "the steps do not differ"
-        previous = got
+    # Teacher-forced; a plain cache holds 8 positions only, as in eager.
+    calls = [(torch.tensor([[(5 * position) % 37 + 2]]), torch.tensor([position])) for position in range(24 if ring else 8)]
+    _assert_each_step_equals_eager(load(edge.to_executorch().buffer), model, calls)
