@@ -1,6 +1,7 @@
 # Installation: the layout of the Python wheel, whose install prefix is the package folder
 # site-packages/executorch_openvino/ (scikit-build-core's wheel.install-dir):
 #   lib/libexecutorch_openvino.so
+#   lib/libexecutorch_openvino_state.so (Linux; opened at run time for OpenVINO's variable state)
 #   include/executorch_openvino/backend.h
 #   share/cmake/executorch_openvino/executorch_openvino{Config,ConfigVersion}.cmake
 #   bin/executorch-openvino-run
@@ -10,6 +11,9 @@ set(EXECUTORCH_OPENVINO_CMAKE_DIR "share/cmake/executorch_openvino")
 
 install(TARGETS executorch_openvino LIBRARY DESTINATION lib RUNTIME DESTINATION lib)
 install(DIRECTORY include/executorch_openvino DESTINATION include)
+if(TARGET executorch_openvino_state)
+  install(TARGETS executorch_openvino_state LIBRARY DESTINATION lib)
+endif()
 if(TARGET executorch_openvino_run)
   install(TARGETS executorch_openvino_run RUNTIME DESTINATION bin)
 endif()

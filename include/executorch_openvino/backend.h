@@ -78,6 +78,22 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 // a bad value; executorch_openvino_last_error() says which).
 EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, const char* value);
 
+// Conversation state of programs whose KV caches grow with the conversation (every program an LLM
+// export lowers with executorch_openvino; Linux, where the state helper libexecutorch_openvino_state
+// is built). Such a program's method starts a new conversation at position 0, continues at the
+// position after the last one given, and goes back when a call starts at an earlier position (the
+// positions from there on are forgotten: regenerate an answer, edit the last turn).
+//
+// save_state keeps the state of every such loaded method under `name` (a later save of the same
+// name replaces it); restore_state sets it back, so the next call continues at the saved position
+// (a system prompt computed once, reused by every conversation that starts with it). Each method
+// keeps its own copy, of the size of its KV caches at that point. Return 0, or the ExecuTorch error
+// code (InvalidArgument when no such method is loaded or nothing is saved under `name`; see
+// executorch_openvino_last_error()). forget_state frees the copies and returns how many there were.
+EXECUTORCH_OPENVINO_API int executorch_openvino_save_state(const char* name);
+EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state(const char* name);
+EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state(const char* name);
+
 // The value a load would take for `key` from executorch_openvino_set_option or the environment,
 // "" when neither sets it (or the key is unknown). Valid until the thread's next call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_get_option(const char* key);

@@ -22,6 +22,7 @@ from .runtime import library as _library
 from .runtime.errors import DelegateError
 from .runtime.info import info
 from .runtime.options import OptionError, compiled_models, get_options, reset_options, set_options
+from .runtime.saved_states import StateError, forget_state, restore_state, save_state
 
 _library.load_after_executorch()
 _errors.install_after_executorch_runtime()
@@ -54,4 +55,8 @@ __all__ = [
     "compiled_models",
     "OptionError",
     "DelegateError",
+    "save_state",
+    "restore_state",
+    "forget_state",
+    "StateError",
 ]

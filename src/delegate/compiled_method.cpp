@@ -10,6 +10,8 @@
 #include <executorch/runtime/platform/platform.h>
 
 #include "delegate/input_bounds.h"
+#include "delegate/saved_states.h"
+#include "delegate/state_helper.h"
 
 namespace executorch_openvino::delegate {
 
@@ -22,6 +24,10 @@ namespace {
 // Named by python/executorch_openvino/ir_passes/grown_cache.py ("!" sorts first: OpenVINO reports a port's
 // first name in sort order).
 constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
+// Also named there: the grown caches' variables begin with this, and a variable counts their positions.
+constexpr const char* kGrownVariablePrefix = "executorch_openvino.grown/";
+constexpr const char* kLengthVariable = "executorch_openvino.length";
+constexpr int kSequenceAxis = 2;  // of a grown cache: [batch, heads, positions, width]
 
 // The first position a call writes: an Int scalar, or the first element of an integer tensor.
 std::optional<int64_t> first_position(const EValue& value) {
@@ -58,6 +64,12 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
   if (!request.ok()) return request.failure();
   auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments), std::move(bounds));
   method->request_ = std::move(request).value();
+  // Programs exported before their caches counted their length keep the behaviour they had.
+  const ov::StateControl* control = method->position_input_ ? state_helper(runtime).control : nullptr;
+  if (control != nullptr && control->read_int(method->request_.get(), kLengthVariable).ok()) {
+    method->state_ = control;
+    register_method(method);
+  }
   return method;
 }
 
@@ -85,6 +97,8 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
 }
 
 CompiledMethod::~CompiledMethod() {
+  if (state_ != nullptr) unregister_method(this);
+  saved_.clear();  // snapshots before the helper's request they were taken from
   // Tensors and the request before the compiled model (released last, with its weights, by the
   // shared pointer once no other method uses it).
   input_bindings_.clear();
@@ -142,7 +156,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     }
   }
   if (Status in_bounds = check_bounds(args); !in_bounds.ok()) return in_bounds;
-  Outcome<bool> started = start_conversation_if_asked(args);
+  Outcome<bool> started = prepare_conversation(args);
   if (!started.ok()) return started.failure();
   if (started.value()) all_bound = false;  // a new request: everything is bound anew
   // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
@@ -159,23 +173,56 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
 
   state_written_ = true;  // even a failed inference may have written part of the state
   if (tracer == nullptr) {
-    if (Status done = ov::infer(runtime_, request_.get()); !done.ok()) return explain_failed_inference(done);
+    Status done = ov::infer(runtime_, request_.get());
+    read_length();
+    if (!done.ok()) return explain_failed_inference(done);
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
     auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
         tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
     Status done = ov::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
+    read_length();
     if (!done.ok()) return explain_failed_inference(done);
     if (compiled_->profiling) record_layers(tracer, start);
   }
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
 }
 
-Outcome<bool> CompiledMethod::start_conversation_if_asked(Span<EValue*> args) {
-  if (!position_input_ || !state_written_) return false;
+Outcome<bool> CompiledMethod::prepare_conversation(Span<EValue*> args) {
+  if (!position_input_) return false;
   const std::optional<int64_t> position = first_position(*args[*position_input_]);
-  if (!position || *position != 0) return false;
+  if (!position) return false;
+  if (*position == 0) return state_written_ ? start_conversation() : Outcome<bool>(false);
+  if (state_ == nullptr) return false;  // OpenVINO refuses any position but the next one
+  if (!length_) {  // a failed inference left it unknown; read it again
+    read_length();
+    if (!length_) return Failure{FailureKind::kOpenVinoError, "the conversation's length cannot be read after a "
+                                                              "failed call: start a new one at position 0"};
+  }
+  if (*position > *length_) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "input " + std::to_string(call_input(*position_input_)) + " starts at position " +
+                       std::to_string(*position) + ", past the " + std::to_string(*length_) +
+                       " positions of the conversation so far: a call continues it (at " + std::to_string(*length_) +
+                       "), goes back to an earlier position, or starts a new one at 0"};
+  }
+  if (*position < *length_) {  // a rollback: forget the positions from `position` on
+    if (Status cut = state_->truncate(request_.get(), kGrownVariablePrefix, kSequenceAxis, *position); !cut.ok()) {
+      return cut.failure();
+    }
+    length_ = *position;
+  }
+  return false;
+}
+
+Outcome<bool> CompiledMethod::start_conversation() {
+  if (state_ != nullptr) {
+    if (Status reset = state_->reset(request_.get(), {}); !reset.ok()) return reset.failure();
+    length_ = 0;
+    state_written_ = false;
+    return false;
+  }
   Outcome<ov::InferRequestPtr> fresh = ov::create_infer_request(runtime_, compiled_->model.get());
   if (!fresh.ok()) return fresh.failure();
   // Bindings belong to the old request: forget them all before it goes.
@@ -185,6 +232,36 @@ Outcome<bool> CompiledMethod::start_conversation_if_asked(Span<EValue*> args) {
   request_ = std::move(fresh).value();
   state_written_ = false;
   return true;
+}
+
+void CompiledMethod::read_length() {
+  if (state_ == nullptr) return;
+  Outcome<int64_t> length = state_->read_int(request_.get(), kLengthVariable);
+  length_ = length.ok() ? std::optional<int64_t>(length.value()) : std::nullopt;
+}
+
+Status CompiledMethod::save_state(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!length_) return Failure{FailureKind::kInvalidArgument, "the conversation's length is unknown after a failed call"};
+  Outcome<ov::StateControl::Snapshot> taken = state_->snapshot(request_.get());
+  if (!taken.ok()) return taken.failure();
+  saved_.insert_or_assign(name, SavedState{std::move(taken).value(), *length_});
+  return ok_status();
+}
+
+Status CompiledMethod::restore_state(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = saved_.find(name);
+  if (found == saved_.end()) return Failure{FailureKind::kInvalidArgument, "no state saved as '" + name + "'"};
+  if (Status restored = state_->restore(request_.get(), found->second.snapshot); !restored.ok()) return restored;
+  length_ = found->second.length;
+  state_written_ = true;
+  return ok_status();
+}
+
+bool CompiledMethod::forget_state(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return saved_.erase(name) > 0;
 }
 
 Status CompiledMethod::check_bounds(Span<EValue*> args) const {
@@ -214,9 +291,13 @@ Status CompiledMethod::explain_failed_inference(const Status& failed) const {
   if (!position_input_) return failed;
   Failure failure = failed.failure();
   failure.message +=
-      "\n(this program's KV caches grow with the conversation: a call must continue it, at the position "
-      "after the tokens given so far, or start a new one at position 0; OpenVINO refuses any other "
-      "position rather than compute with a cache that does not hold it)";
+      state_ != nullptr
+          ? "\n(this program's KV caches grow with the conversation: a call continues it, goes back to an "
+            "earlier position, or starts a new one at position 0)"
+          : "\n(this program's KV caches grow with the conversation: a call must continue it, at the position "
+            "after the tokens given so far, or start a new one at position 0; OpenVINO refuses any other "
+            "position rather than compute with a cache that does not hold it, and going back needs the state "
+            "helper: " + state_helper(runtime_).why_not + ")";
   return failure;
 }
 

@@ -3,9 +3,11 @@
 // mutex guards the request); different methods run concurrently.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <executorch/runtime/core/evalue.h>
@@ -18,6 +20,7 @@
 #include "delegate/scalar_binding.h"
 #include "delegate/tensor_binding.h"
 #include "openvino_api/runtime.h"
+#include "openvino_api/variable_state.h"
 
 namespace executorch_openvino::delegate {
 
@@ -45,6 +48,14 @@ class CompiledMethod {
   size_t output_count() const { return compiled_->outputs.size(); }
   const CompiledModel& compiled() const { return *compiled_; }
 
+  // Saved states (delegate/saved_states.h): whether this method's KV caches grow with the
+  // conversation and the state helper is at hand; the state kept under `name` (replacing one of the
+  // same name), set back (the next call continues at the saved length), and dropped.
+  bool controls_state() const { return state_ != nullptr; }
+  Status save_state(const std::string& name);
+  Status restore_state(const std::string& name);
+  bool forget_state(const std::string& name);
+
  private:
   CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
                  std::optional<blob::InputArguments> arguments, std::vector<blob::InputBound> bounds);
@@ -57,11 +68,16 @@ class CompiledMethod {
   Status copy_dynamic_outputs(executorch::runtime::Span<executorch::runtime::EValue*> args);
   void record_layers(executorch::runtime::EventTracer* tracer, et_timestamp_t start);
   // Models whose KV caches grow with the conversation (python/executorch_openvino/ir_passes/grown_cache.py)
-  // name the input carrying the first position; position 0 starts a new conversation, and OpenVINO's
-  // C API cannot reset state, so the method takes a new infer request (its state empty).
+  // name the input carrying the first position. Position 0 starts a new conversation: the state
+  // helper resets the state, or without it the method takes a new infer request (OpenVINO's C API
+  // cannot reset state). With the helper, a call starting before the caches' end cuts them back to
+  // its position (a rollback), and one starting past it is refused.
   Status explain_failed_inference(const Status& failed) const;
   // Whether it took a new request (so everything must be bound again).
-  Outcome<bool> start_conversation_if_asked(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  Outcome<bool> prepare_conversation(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  Outcome<bool> start_conversation();
+  // After an inference (even a failed one): how many positions the grown caches hold now.
+  void read_length();
 
   ov::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;
@@ -78,6 +94,13 @@ class CompiledMethod {
   std::vector<blob::InputBound> bounds_;
   std::optional<size_t> position_input_;
   bool state_written_ = false;  // an inference ran on this request since it was created
+  const ov::StateControl* state_ = nullptr;  // the state helper, for a method whose caches grow
+  std::optional<int64_t> length_ = 0;       // positions the grown caches hold; nullopt: unknown
+  struct SavedState {
+    ov::StateControl::Snapshot snapshot;
+    int64_t length;
+  };
+  std::map<std::string, SavedState> saved_;
   std::mutex mutex_;
 };
 

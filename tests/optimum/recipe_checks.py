@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 import executorch_openvino
+from executorch_openvino.ir_passes.grown_cache import GROWN_VARIABLE_PREFIX
 
 DELEGATE = "executorch_call_delegate"
 
@@ -52,7 +53,8 @@ def openvino_variables(program, method: str) -> Dict[str, object]:
             blob = parse_blob(getattr(graph_module, node.args[0].target).processed_bytes)
             weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
             ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
-            variables.update({v.get_info().variable_id: v.get_info().data_shape for v in ir.get_variables()})
+            variables.update({v.get_info().variable_id.removeprefix(GROWN_VARIABLE_PREFIX): v.get_info().data_shape
+                              for v in ir.get_variables()})
     return variables
 
 

@@ -23,6 +23,7 @@ TORCH_PIN = "torch==2.13.0"  # the CPU build on this machine (an unpinned torch 
 # Everything the wheel may contain besides the Python modules of the package.
 EXPECTED_NATIVE_FILES = {
     "executorch_openvino/lib/libexecutorch_openvino.so",
+    "executorch_openvino/lib/libexecutorch_openvino_state.so",
     "executorch_openvino/bin/executorch-openvino-run",
     "executorch_openvino/include/executorch_openvino/backend.h",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfig.cmake",
@@ -189,6 +190,20 @@ def test_the_installed_library_links_right_and_is_small(venv):
     stripped.unlink()
     print(f"\nstripped size of libexecutorch_openvino.so: {size / 1024:.0f} KiB")
     assert size < 1024 * 1024
+
+
+def test_the_state_helper_links_the_openvino_package_beside_it_and_opens(venv):
+    """libexecutorch_openvino_state, the one file that links OpenVINO (its C++ runtime, for the
+    variable state its C API lacks): found through the openvino package beside ours, and opened."""
+    helper = site_packages(venv) / "executorch_openvino/lib/libexecutorch_openvino_state.so"
+    section = _dynamic(helper)
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", section)
+    assert [n for n in needed if n.startswith("libopenvino")] and not [n for n in needed if "executorch" in n], needed
+    runpath = re.search(r"\(RUNPATH\)\s+Library runpath: \[([^\]]+)\]", section).group(1)
+    assert runpath == "$ORIGIN/../../openvino/libs", runpath
+    version = ok([venv / "bin/python", "-c", f"import ctypes; print(ctypes.CDLL({str(helper)!r}).eov_state_abi_version())"],
+                 env=clean_env())
+    assert version.strip() == "1"
 
 
 def test_the_backend_class_is_defined_in_exactly_one_library(venv):

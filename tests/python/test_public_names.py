@@ -16,7 +16,8 @@ import executorch_openvino
 from executorch_openvino import _moved
 
 API = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "info", "set_options", "get_options",
-       "reset_options", "compiled_models", "OptionError", "DelegateError"]
+       "reset_options", "compiled_models", "OptionError", "DelegateError", "save_state", "restore_state",
+       "forget_state", "StateError"]
 DOCUMENTED = {
     "executorch_openvino.quantization": ["quantize_pt2e", "compress_weights_int8", "compress_weights_int4",
                                          "OverflowSafeQuantizer", "OVERFLOW_FIX_CHOICES"],

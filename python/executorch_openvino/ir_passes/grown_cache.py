@@ -18,9 +18,11 @@ in place. On a 6-layer Llama this takes the attention of a decode step from abou
   OpenVINO refuses the inference (mask and keys disagree), so a call that does not continue the
   conversation is an error, never a wrong result; a boolean mask becomes the additive one it
   stands for (the fused kernel is about twice as fast over it);
-- one input carrying the first position is named CACHE_POSITION_INPUT: the runtime library starts
-  a new state (a new infer request) when a call's position is 0, ExecuTorch's way to begin a new
-  conversation, since OpenVINO's C API cannot reset state; its values are bounded by the context
+- one input carrying the first position is named CACHE_POSITION_INPUT, and the grown variables
+  GROWN_VARIABLE_PREFIX + their name, with LENGTH_VARIABLE counting the positions they hold: the
+  runtime library resets the state when a call's position is 0 (ExecuTorch's way to begin a new
+  conversation) and cuts the caches back when a call starts before their end (a rollback: the
+  last turn edited or regenerated); the position's values are bounded by the context
   (index_bounds), so a position past it is refused, as eager PyTorch refuses to write it;
 - the cache precision is kept as the model's (KV_CACHE_PRECISION in the IR's runtime options; the
   plugin's default is u8), so results stay those of the static form; a property set at load wins.
@@ -49,6 +51,11 @@ logger = logging.getLogger(__name__)
 # sort order, and the CPU plugin merges the names of converts after an input into it ("81"): the
 # leading "!" sorts before digits and letters.
 CACHE_POSITION_INPUT = "!executorch_openvino.cache_position"
+# Also in src/delegate/compiled_method.cpp. The grown caches' variables are named with this prefix so
+# the runtime knows which to cut on a rollback, and one more variable counts the positions they hold
+# (so the runtime reads a number, not the caches, to learn where the conversation stands).
+GROWN_VARIABLE_PREFIX = "executorch_openvino.grown/"
+LENGTH_VARIABLE = "executorch_openvino.length"
 
 
 class _StaticCache:
@@ -201,7 +208,8 @@ def grow_caches(lowering: Lowering) -> None:
     for cache, position in zip(caches, positions):
         dtype = cache.read.get_output_element_type(0)
         batch, heads, context, width = cache.shape
-        variable = new_variable(cache.assign.get_variable_id(), ov.PartialShape([batch, heads, -1, width]), dtype)
+        variable = new_variable(GROWN_VARIABLE_PREFIX + cache.assign.get_variable_id(),
+                                ov.PartialShape([batch, heads, -1, width]), dtype)
         empty = ops.constant(np.zeros((batch, heads, 0, width), dtype.to_dtype()))
         past = ops8.gather(ops6.read_value(empty, variable), beam, ops.constant(np.int64(0)))
         new = _written_values(cache)
@@ -233,6 +241,7 @@ def grow_caches(lowering: Lowering) -> None:
                 model.remove_variable(old)
         model.add_variables([variable])
         model.add_sinks([ops6.assign(grown, variable)])
+    _count_positions(model, end)
     marked.output(0).get_tensor().set_names({CACHE_POSITION_INPUT})
     # Past its context a grown cache keeps growing where the static one could not be written: the
     # runtime refuses such a position, as eager PyTorch does. The shortest cache bounds them all (a
@@ -242,6 +251,22 @@ def grow_caches(lowering: Lowering) -> None:
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
     logger.info("%d KV cache(s) grow with the conversation", len(caches))
+
+
+def _count_positions(model, end) -> None:
+    """LENGTH_VARIABLE: the positions the grown caches hold after a call (its first position plus
+    the rows it wrote), as one int32 (the CPU plugin keeps no int64 state)."""
+    import openvino as ov
+    import openvino.opset6 as ops6
+    import openvino.opset13 as ops
+
+    variable = new_variable(LENGTH_VARIABLE, ov.PartialShape([1]), ov.Type.i32)
+    past = ops6.read_value(ops.constant(np.zeros(1, np.int32)), variable)
+    length = ops.reshape(ops.convert(end, ov.Type.i32), ops.constant(np.array([1], np.int64)), False)
+    # An Assign needs its ReadValue in the graph (an IR without it does not read back): past * 0 keeps it.
+    length = ops.add(length, ops.multiply(past, ops.constant(np.zeros(1, np.int32))))
+    model.add_variables([variable])
+    model.add_sinks([ops6.assign(length, variable)])
 
 
 def _additive(mask, attention):

@@ -1,7 +1,7 @@
 """KV caches rewritten to grow with the conversation (ir_passes/grown_cache.py),
 the form OpenVINO's CPU plugin runs as one fused attention-with-cache kernel; and what the runtime
 library does around it (src/delegate/compiled_method.cpp): position 0 starts a new conversation,
-and a call that does not continue the conversation is refused with a reason, never computed wrong.
+and a call past the conversation is refused with a reason, never computed wrong.
 The exports are ir_passes/test_state.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from executorch_openvino.runtime.errors import DelegateError
-from executorch_openvino.ir_passes.grown_cache import CACHE_POSITION_INPUT
+from executorch_openvino.ir_passes.grown_cache import CACHE_POSITION_INPUT, GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE
 from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
 from llm_models import Conversation, eager_step, method_step
 from seq2seq_models import CrossAttendingDecoder
@@ -21,13 +21,22 @@ from seq2seq_models import CrossAttendingDecoder
 GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
 
 
+
+def _variables(ir) -> dict:
+    """{variable: shape}, a grown cache named as the model named it."""
+    return {v.get_info().variable_id.removeprefix(GROWN_VARIABLE_PREFIX): v.get_info().data_shape
+            for v in ir.get_variables()}
+
 @pytest.mark.parametrize("variant", GROWN)
 def test_the_caches_grow_and_one_input_carries_their_position(variant):
     ir = lowered(variant).ir
     types = {op.get_type_name() for op in ir.get_ops()}
     assert "ScatterNDUpdate" not in types and "ScatterUpdate" not in types
-    for variable in ir.get_variables():  # the past only: its sequence axis is open
-        assert variable.get_info().data_shape[2].is_dynamic, variable.get_info().variable_id
+    variables = {v.get_info().variable_id: v.get_info().data_shape for v in ir.get_variables()}
+    assert variables.pop(LENGTH_VARIABLE) == ov.PartialShape([1])  # the positions they hold
+    assert len(variables) == 4
+    for name, shape in variables.items():  # the past only: its sequence axis is open
+        assert name.startswith(GROWN_VARIABLE_PREFIX) and shape[2].is_dynamic, name
     named = [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]
     assert len(named) == 1 and named[0].get_element_type().is_integral()
     assert ir.get_rt_info(["runtime_options", "KV_CACHE_PRECISION"]).astype(str) == "f32"
@@ -55,13 +64,14 @@ def test_the_cpu_plugin_fuses_each_attention_with_its_cache(variant):
 
 
 def test_a_call_off_the_conversation_is_refused_and_the_conversation_goes_on_unharmed():
+    """A gap is refused (going back is allowed: llm/test_conversation_state.py)."""
     case = lowered("dynamic_prompt")
     ours = ours_of("dynamic_prompt", load(case.pte))
     eager = eager_of("dynamic_prompt", case.model)
     ours(torch.tensor([PROMPT]), 0)
     eager(torch.tensor([PROMPT]), 0)
-    for position in (len(PROMPT) + 3, 2):  # a gap, a rewind
-        with pytest.raises(DelegateError, match="grow with the conversation"):
+    for position in (len(PROMPT) + 3, len(PROMPT) + 1):
+        with pytest.raises(DelegateError, match="past the 7 positions of the conversation so far"):
             ours(torch.tensor([[4]]), position)
     # The refused calls wrote nothing: the same conversation continues as eager's, step by step.
     continued, _ = Conversation(eager).generate([21, 22], 10, start=len(PROMPT))
@@ -135,8 +145,8 @@ def test_only_a_masked_cache_written_at_the_position_grows_and_encoder_decoder_s
     graph_module = program.graph_module
     ir = blob_ir(getattr(graph_module, delegate_calls(graph_module.graph)[0].args[0].target).processed_bytes)
     # (Besides the caches: the last encoder states and a flag, ir_passes/encoder_caches.py.)
-    grows = {v.get_info().variable_id: v.get_info().data_shape[2].is_dynamic for v in ir.get_variables()
-             if v.get_info().variable_id in ("self_k", "self_v", "cross_k", "cross_v")}
+    grows = {name: shape[2].is_dynamic for name, shape in _variables(ir).items()
+             if name in ("self_k", "self_v", "cross_k", "cross_v")}
     assert grows == {"self_k": self_mask, "self_v": self_mask, "cross_k": False, "cross_v": False}
     assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == self_mask
 
@@ -215,8 +225,9 @@ def test_a_ring_buffer_cache_stays_static_and_runs_past_its_length_as_eager(ring
     assert program.graph_signature.buffers_to_mutate == {}
     graph_module = program.graph_module
     ir = blob_ir(getattr(graph_module, delegate_calls(graph_module.graph)[0].args[0].target).processed_bytes)
-    grows = {v.get_info().variable_id: v.get_info().data_shape.is_dynamic for v in ir.get_variables()}
-    assert grows == {"k_cache": not ring, "v_cache": not ring, "held": False}
+    grows = {name: shape.is_dynamic for name, shape in _variables(ir).items()}
+    assert grows == {"k_cache": not ring, "v_cache": not ring, "held": False,
+                     **({} if ring else {LENGTH_VARIABLE: False})}
     assert bool([port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]) == (not ring)
 
     # Teacher-forced; a plain cache holds 8 positions only, as in eager.

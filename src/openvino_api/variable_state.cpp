@@ -1,0 +1,140 @@
+#include "openvino_api/variable_state.h"
+
+#include <array>
+
+#include "openvino_state/state_abi.h"
+
+namespace executorch_openvino::ov {
+
+namespace fs = std::filesystem;
+
+struct StateControl::Functions {
+  int (*abi_version)();
+  int (*reset)(ov_infer_request*, const char* const*, size_t, char*, size_t);
+  int (*truncate)(ov_infer_request*, const char*, int, int64_t, char*, size_t);
+  int (*read_int)(ov_infer_request*, const char*, int64_t*, char*, size_t);
+  int (*snapshot_take)(ov_infer_request*, eov_state_snapshot**, char*, size_t);
+  int (*snapshot_restore)(ov_infer_request*, const eov_state_snapshot*, char*, size_t);
+  void (*snapshot_free)(eov_state_snapshot*);
+};
+
+namespace {
+
+constexpr size_t kErrorSize = 1024;
+
+std::vector<const char*> c_names(const std::vector<std::string>& names) {
+  std::vector<const char*> pointers;
+  for (const std::string& name : names) pointers.push_back(name.c_str());
+  return pointers;
+}
+
+Status status_of(int code, const std::array<char, kErrorSize>& error) {
+  if (code == 0) return ok_status();
+  return Failure{FailureKind::kOpenVinoError, std::string("OpenVINO variable state: ") + error.data()};
+}
+
+}  // namespace
+
+StateControl::StateControl(loader::DynamicLibrary library, std::unique_ptr<Functions> functions)
+    : library_(std::move(library)), functions_(std::move(functions)) {}
+
+StateControl::~StateControl() = default;
+
+fs::path StateControl::default_path() {
+#if defined(_WIN32)
+  const char* name = "executorch_openvino_state.dll";
+#else
+  const char* name = "libexecutorch_openvino_state.so";
+#endif
+  std::optional<fs::path> self = loader::module_path_of(reinterpret_cast<const void*>(&StateControl::default_path));
+  return self ? self->parent_path() / name : fs::path(name);
+}
+
+Outcome<std::unique_ptr<StateControl>> StateControl::open(const fs::path& path) {
+  Outcome<loader::DynamicLibrary> opened = loader::DynamicLibrary::open(path);
+  if (!opened.ok()) {
+    Failure failure = opened.failure();
+    failure.message = "the state helper " + path.string() + " could not be opened (rollback, prefix reuse and "
+                      "state resets need it; it is built with the delegate on Linux): " + failure.message;
+    return failure;
+  }
+  loader::DynamicLibrary library = std::move(opened).value();
+  auto functions = std::make_unique<Functions>();
+  bool complete = true;
+  auto find = [&](auto& slot, const char* name) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(library.symbol(name));
+    complete = complete && slot != nullptr;
+  };
+  find(functions->abi_version, "eov_state_abi_version");
+  find(functions->reset, "eov_state_reset");
+  find(functions->truncate, "eov_state_truncate");
+  find(functions->read_int, "eov_state_read_int");
+  find(functions->snapshot_take, "eov_state_snapshot_take");
+  find(functions->snapshot_restore, "eov_state_snapshot_restore");
+  find(functions->snapshot_free, "eov_state_snapshot_free");
+  if (!complete) {
+    return Failure{FailureKind::kRuntimeUnavailable, "the state helper " + path.string() + " lacks a function"};
+  }
+  if (const int version = functions->abi_version(); version != EOV_STATE_ABI_VERSION) {
+    return Failure{FailureKind::kUnsupportedRuntime,
+                   "the state helper " + path.string() + " speaks interface " + std::to_string(version) +
+                       ", this delegate " + std::to_string(EOV_STATE_ABI_VERSION) + ": install them together"};
+  }
+  return std::unique_ptr<StateControl>(new StateControl(std::move(library), std::move(functions)));
+}
+
+Status StateControl::reset(ov_infer_request* request, const std::vector<std::string>& names) const {
+  std::array<char, kErrorSize> error{};
+  const std::vector<const char*> pointers = c_names(names);
+  return status_of(functions_->reset(request, pointers.data(), pointers.size(), error.data(), error.size()), error);
+}
+
+Status StateControl::truncate(ov_infer_request* request, const std::string& prefix, int axis, int64_t length) const {
+  std::array<char, kErrorSize> error{};
+  return status_of(functions_->truncate(request, prefix.c_str(), axis, length, error.data(), error.size()), error);
+}
+
+Outcome<int64_t> StateControl::read_int(ov_infer_request* request, const std::string& name) const {
+  std::array<char, kErrorSize> error{};
+  int64_t value = 0;
+  if (Status read = status_of(functions_->read_int(request, name.c_str(), &value, error.data(), error.size()), error);
+      !read.ok()) {
+    return read.failure();
+  }
+  return value;
+}
+
+Outcome<StateControl::Snapshot> StateControl::snapshot(ov_infer_request* request) const {
+  std::array<char, kErrorSize> error{};
+  eov_state_snapshot* handle = nullptr;
+  if (Status taken = status_of(functions_->snapshot_take(request, &handle, error.data(), error.size()), error);
+      !taken.ok()) {
+    return taken.failure();
+  }
+  return Snapshot(this, handle);
+}
+
+Status StateControl::restore(ov_infer_request* request, const Snapshot& snapshot) const {
+  std::array<char, kErrorSize> error{};
+  return status_of(functions_->snapshot_restore(request, snapshot.handle_, error.data(), error.size()), error);
+}
+
+StateControl::Snapshot::Snapshot(Snapshot&& other) noexcept : owner_(other.owner_), handle_(other.handle_) {
+  other.handle_ = nullptr;
+}
+
+StateControl::Snapshot& StateControl::Snapshot::operator=(Snapshot&& other) noexcept {
+  if (this != &other) {
+    if (handle_ != nullptr) owner_->functions_->snapshot_free(handle_);
+    owner_ = other.owner_;
+    handle_ = other.handle_;
+    other.handle_ = nullptr;
+  }
+  return *this;
+}
+
+StateControl::Snapshot::~Snapshot() {
+  if (handle_ != nullptr) owner_->functions_->snapshot_free(handle_);
+}
+
+}  // namespace executorch_openvino::ov

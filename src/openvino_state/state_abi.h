@@ -1,0 +1,57 @@
+// The C interface of libexecutorch_openvino_state, the helper that reaches OpenVINO's variable
+// state (reset, truncate, snapshot, restore), which OpenVINO's C API does not offer. The helper is
+// built against the OpenVINO wheel's C++ headers and links libopenvino; the delegate opens it at
+// run time (dlopen) and calls these functions with its C-API infer request, so the delegate
+// itself keeps no link dependency on OpenVINO and no C++ type crosses the boundary.
+//
+// Every function returns 0 on success; otherwise it writes why (OpenVINO's message included) into
+// `error` (at most error_size bytes, always terminated) and returns non-zero. No exception leaves.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define EOV_STATE_API __declspec(dllexport)
+#else
+#define EOV_STATE_API __attribute__((visibility("default")))
+#endif
+
+// The interface's version: the delegate refuses a helper of another.
+#define EOV_STATE_ABI_VERSION 1
+
+typedef struct ov_infer_request ov_infer_request_t;  // OpenVINO's C-API handle
+typedef struct eov_state_snapshot eov_state_snapshot;
+
+EOV_STATE_API int eov_state_abi_version(void);
+
+// Resets the variables named (all of them when count is 0) to their initial values.
+EOV_STATE_API int eov_state_reset(ov_infer_request_t* request, const char* const* names, size_t count, char* error,
+                    size_t error_size);
+
+// Cuts dimension `axis` of every variable whose name begins with `prefix` to `length` (rolls the
+// grown KV caches back to their first `length` positions). No such variable, or one shorter than
+// `length`, is an error, and nothing is changed then.
+EOV_STATE_API int eov_state_truncate(ov_infer_request_t* request, const char* prefix, int axis, int64_t length,
+                                     char* error, size_t error_size);
+
+// The first element of the integer variable `name` (a counter the model keeps, such as the length
+// of its grown caches), without touching the large ones.
+EOV_STATE_API int eov_state_read_int(ov_infer_request_t* request, const char* name, int64_t* value, char* error,
+                                     size_t error_size);
+
+// A deep copy of every variable's value, for restore() into this or another request of the same
+// compiled model (a system prompt's state, reused by later conversations).
+EOV_STATE_API int eov_state_snapshot_take(ov_infer_request_t* request, eov_state_snapshot** snapshot, char* error,
+                            size_t error_size);
+EOV_STATE_API int eov_state_snapshot_restore(ov_infer_request_t* request, const eov_state_snapshot* snapshot, char* error,
+                               size_t error_size);
+EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,159 @@
+"""Conversation state under control (src/delegate/compiled_method.cpp with the state helper
+libexecutorch_openvino_state): a call may start at any position up to the conversation's length,
+the positions from there on forgotten (regenerate, edit the last turn), with the fused attention
+kept; a prefix's state saved once and restored for later conversations (executorch_openvino.save_state);
+without the helper, the behaviour of before. Every result is compared with eager PyTorch running the
+same calls on its static cache, where going back is writing at an earlier position."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import executorch_openvino
+from executorch_openvino.runtime.errors import DelegateError
+from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+from llm_models import Conversation
+
+GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
+
+
+def _same(calls, variant, case, ours=None):
+    """Runs `calls` ([(tokens, position)]) through a fresh eager model and through `ours` (a fresh
+    program when None), asserting every call's logits equal; returns ours."""
+    eager = eager_of(variant, case.model)
+    ours = ours or ours_of(variant, load(case.pte))
+    for tokens, position in calls:
+        expected = eager(torch.tensor([tokens]), position)
+        got = ours(torch.tensor([tokens]), position)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5, msg=f"call at {position}: {tokens}")
+    return ours
+
+
+def _one_by_one(tokens, start):
+    return [([token], start + i) for i, token in enumerate(tokens)]
+
+
+@pytest.mark.parametrize("variant", GROWN)
+def test_going_back_to_any_earlier_position_equals_eager(variant):
+    """Twelve positions written, then calls at 11 (regenerate the last token), 8, 3 and 1 with
+    other tokens, each followed by a few more steps: every call's logits are eager's."""
+    case = lowered(variant)
+    prompt = PROMPT if variant != "one_token" else PROMPT[:1]
+    calls = ([(prompt, 0)] if variant != "one_token" else []) + _one_by_one(
+        (PROMPT if variant == "one_token" else []) + [30, 31, 32, 33, 34], 0 if variant == "one_token" else len(prompt))
+    for back in (11, 8, 3, 1):
+        calls += _one_by_one([60 + back, 70 + back, 80 + back], back)
+    _same(calls, variant, case)
+
+
+def test_a_rollback_then_a_prompt_of_several_tokens_and_a_new_conversation_equal_eager():
+    case = lowered("dynamic_prompt")
+    _same([(PROMPT, 0), ([9, 8, 7, 6], len(PROMPT)), ([1, 2, 3], 4), ([40], 7), ([5, 6], 0), ([7], 2)],
+          "dynamic_prompt", case)
+
+
+def test_a_position_past_the_conversation_is_refused_and_changes_nothing():
+    case = lowered("dynamic_prompt")
+    ours = _same([(PROMPT, 0)], "dynamic_prompt", case)
+    with pytest.raises(DelegateError, match=r"starts at position 10, past the 7 positions of the conversation so far"):
+        ours(torch.tensor([[4]]), 10)
+    # The refused call wrote nothing: the conversation goes on as eager's.
+    expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate(PROMPT, 12)
+    got, _ = Conversation(ours).generate(PROMPT, 12)
+    assert got == expected
+
+
+def test_a_saved_prefix_serves_later_conversations_as_if_computed_again():
+    """A system prompt's state saved once; two conversations each restore it and continue with their
+    own question; each equals eager computing the system prompt and its question from scratch. A
+    restore after a rollback and after a new conversation still gives the prefix back."""
+    case = lowered("dynamic_prompt")
+    system, first, second = PROMPT, [20, 21, 22], [40, 41]
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    ours(torch.tensor([system]), 0)
+    executorch_openvino.save_state("system")
+    try:
+        for question in (first, second, first):
+            executorch_openvino.restore_state("system")
+            expected, expected_logits = Conversation(eager_of("dynamic_prompt", case.model)).generate(
+                system + question, 10)
+            got, got_logits = Conversation(ours).generate(question, 10, start=len(system))
+            assert got == expected
+            torch.testing.assert_close(got_logits[-1], expected_logits[-1], rtol=1e-4, atol=1e-5)
+            ours(torch.tensor([[5]]), 3)  # a rollback into the prefix, and a new conversation
+            ours(torch.tensor([[6, 7]]), 0)
+        assert executorch_openvino.forget_state("system") == 1
+        with pytest.raises(executorch_openvino.StateError, match="no state saved as 'system'"):
+            executorch_openvino.restore_state("system")
+    finally:
+        executorch_openvino.forget_state("system")
+
+
+def test_a_saved_state_belongs_to_each_program_that_holds_one():
+    """Two programs loaded: each saves and restores its own conversation."""
+    case = lowered("dynamic_prompt")
+    a, b = (ours_of("dynamic_prompt", load(case.pte)) for _ in range(2))
+    a(torch.tensor([PROMPT]), 0)
+    b(torch.tensor([[3, 4]]), 0)
+    executorch_openvino.save_state("two")
+    try:
+        a(torch.tensor([[9, 9, 9]]), 0)
+        b(torch.tensor([[9]]), 0)
+        executorch_openvino.restore_state("two")
+        eager_a, eager_b = eager_of("dynamic_prompt", case.model), eager_of("dynamic_prompt", case.model)
+        eager_a(torch.tensor([PROMPT]), 0)
+        eager_b(torch.tensor([[3, 4]]), 0)
+        torch.testing.assert_close(a(torch.tensor([[50]]), len(PROMPT)), eager_a(torch.tensor([[50]]), len(PROMPT)),
+                                   rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(b(torch.tensor([[51]]), 2), eager_b(torch.tensor([[51]]), 2), rtol=1e-4, atol=1e-5)
+    finally:
+        assert executorch_openvino.forget_state("two") == 2
+
+
+def test_names_are_checked():
+    with pytest.raises(ValueError, match="non-empty string"):
+        executorch_openvino.save_state("")
+
+
+def test_without_the_helper_a_conversation_restarts_at_zero_and_going_back_is_refused_naming_it(library_path):
+    """EXECUTORCH_OPENVINO_STATE_LIBRARY at a missing file (as where the helper is not built): the
+    behaviour of before, and the refusal says what is missing."""
+    script = textwrap.dedent("""
+        import sys, torch
+        sys.path[:0] = sys.argv[1:]
+        import executorch_openvino
+        from executorch_openvino.runtime.errors import DelegateError
+        from llm_lowering import PROMPT, lowered, load, ours_of, eager_of
+        from llm_models import Conversation
+        case = lowered("dynamic_prompt")
+        ours = ours_of("dynamic_prompt", load(case.pte))
+        expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate(PROMPT, 8)
+        assert Conversation(ours).generate(PROMPT, 8)[0] == expected
+        assert Conversation(ours).generate(PROMPT, 8)[0] == expected  # position 0: a new request
+        try:
+            ours(torch.tensor([[4]]), 2)
+        except DelegateError as error:
+            assert "going back needs the state helper" in str(error), error
+            assert "/nowhere/libexecutorch_openvino_state.so" in str(error), error
+        else:
+            raise AssertionError("a rollback ran without the helper")
+        try:
+            executorch_openvino.save_state("x")
+        except executorch_openvino.StateError as error:
+            assert "no loaded program keeps a conversation state" in str(error), error
+        else:
+            raise AssertionError("saved without the helper")
+        print("ok")
+    """)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
+               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
+    done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
