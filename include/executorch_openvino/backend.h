@@ -85,9 +85,10 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, cons
 // positions from there on are forgotten: regenerate an answer, edit the last turn).
 //
 // save_state keeps the state of every such loaded method under `name` (a later save of the same
-// name replaces it); restore_state sets it back, so the next call continues at the saved position
-// (a system prompt computed once, reused by every conversation that starts with it). Each method
-// keeps its own copy, of the size of its KV caches at that point. Return 0, or the ExecuTorch error
+// name replaces it); restore_state sets it back in every method that holds one (a method loaded
+// after the save is left as it is), so the next call continues at the saved position (a system
+// prompt computed once, reused by every conversation that starts with it). Each method keeps its
+// own copy, of the size of its KV caches at that point. Return 0, or the ExecuTorch error
 // code (InvalidArgument when no such method is loaded or nothing is saved under `name`; see
 // executorch_openvino_last_error()). forget_state frees the copies and returns how many there were.
 EXECUTORCH_OPENVINO_API int executorch_openvino_save_state(const char* name);

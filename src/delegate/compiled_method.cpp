@@ -259,6 +259,11 @@ Status CompiledMethod::restore_state(const std::string& name) {
   return ok_status();
 }
 
+bool CompiledMethod::has_saved_state(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return saved_.count(name) > 0;
+}
+
 bool CompiledMethod::forget_state(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   return saved_.erase(name) > 0;

@@ -55,6 +55,7 @@ class CompiledMethod {
   Status save_state(const std::string& name);
   Status restore_state(const std::string& name);
   bool forget_state(const std::string& name);
+  bool has_saved_state(const std::string& name);
 
  private:
   CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,

@@ -54,7 +54,16 @@ Outcome<size_t> save_states(const std::string& name) {
 }
 
 Outcome<size_t> restore_states(const std::string& name) {
-  return for_each_method([&](CompiledMethod& method) { return method.restore_state(name); });
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  if (registry().empty()) return none_loaded();
+  size_t restored = 0;
+  for (CompiledMethod* method : registry()) {
+    if (!method->has_saved_state(name)) continue;  // loaded after the save: left as it is
+    if (Status done = method->restore_state(name); !done.ok()) return done.failure();
+    ++restored;
+  }
+  if (restored == 0) return Failure{FailureKind::kInvalidArgument, "no state saved as '" + name + "'"};
+  return restored;
 }
 
 size_t forget_states(const std::string& name) {

@@ -16,8 +16,8 @@ class CompiledMethod;
 void register_method(CompiledMethod* method);
 void unregister_method(CompiledMethod* method);
 
-// Each fails when no loaded method controls its state; restore also when one has nothing saved
-// under the name (the others are restored then). The count of methods acted on, on success.
+// Each fails when no loaded method controls its state; restore also when none has a state saved
+// under the name (a method loaded after the save is left as it is). The count of methods acted on.
 Outcome<size_t> save_states(const std::string& name);
 Outcome<size_t> restore_states(const std::string& name);
 size_t forget_states(const std::string& name);

@@ -1,6 +1,10 @@
-"""`generate model.pte --tokenizer T --prompt P`: text generation through ExecuTorch's own LLM
-runner (executorch.extension.llm.runner.TextLLMRunner), printing the text as it comes and then the
-time to the first token, prompt and generation speed, and the process's peak memory."""
+"""`generate model.pte --tokenizer T --prompt P`: text generation, printing the text as it comes and
+then the time to the first token, prompt and generation speed, and the process's peak memory.
+
+By default through ExecuTorch's own LLM runner (executorch.extension.llm.runner.TextLLMRunner),
+what C++ applications use. Options it lacks (top-k, top-p, a repetition penalty, a seed, stop
+strings, the chat template, a system prompt, speculative decoding) switch to this package's loop
+(llm/text_generation.py), which reads Hugging Face tokenizer.json files."""
 
 from __future__ import annotations
 
@@ -39,6 +43,23 @@ def register(subparsers) -> None:
     add_data_argument(parser)
     parser.add_argument("--max-new-tokens", type=positive(int), default=64, metavar="N", help="default 64")
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
+    loop = parser.add_argument_group("options of this package's loop (tokenizer.json only)")
+    loop.add_argument("--top-k", type=int, default=0, metavar="K", help="sample from the K likeliest (0: off)")
+    loop.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling (1: off)")
+    loop.add_argument("--repetition-penalty", type=float, default=1.0, metavar="R", help="as transformers' (1: off)")
+    loop.add_argument("--seed", type=int, default=None, help="fixes the sampled tokens")
+    loop.add_argument("--stop", action="append", default=[], metavar="TEXT",
+                      help="stop when the text holds TEXT (repeatable); TEXT is not printed")
+    loop.add_argument("--chat", action="store_true",
+                      help="lay the prompt out with the model's chat template (tokenizer_config.json beside the tokenizer)")
+    loop.add_argument("--chat-template", type=Path, metavar="FILE",
+                      help="the chat template: a tokenizer_config.json or a .jinja file (implies --chat)")
+    loop.add_argument("--system", help="a system prompt (with the chat template)")
+    loop.add_argument("--lookup", action="store_true",
+                      help="speculative decoding with drafts looked up in the conversation (greedy only)")
+    loop.add_argument("--draft", type=Path, metavar="DRAFT.pte",
+                      help="speculative decoding with a smaller model of the same vocabulary (greedy only)")
+    loop.add_argument("--max-draft", type=positive(int), default=5, metavar="N", help="drafts per step (default 5)")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
     add_option_argument(parser)
@@ -49,8 +70,59 @@ def main(args) -> int:
     for path, what in ((args.pte, "program"), (args.tokenizer, "tokenizer"), (args.data, "data file")):
         if path is not None and not path.is_file():
             raise usage_error(f"{path}: no such file (the {what})")
+    if args.draft is not None and not args.draft.is_file():
+        raise usage_error(f"{args.draft}: no such file (the draft model)")
     with options_applied(args.option):
-        return _generate(args)
+        return _generate_with_loop(args) if _needs_loop(args) else _generate(args)
+
+
+def _needs_loop(args) -> bool:
+    return bool(args.top_k or args.top_p != 1.0 or args.repetition_penalty != 1.0 or args.seed is not None
+                or args.stop or args.chat or args.chat_template or args.system or args.lookup or args.draft)
+
+
+def _generate_with_loop(args) -> int:
+    import time
+
+    import torch
+
+    from ..generation.sampling import SamplingOptions
+    from ..llm.text_generation import TextGenerator
+
+    torch.set_num_threads(1)  # the runtime's threads are OpenVINO's; torch only wraps the tensors
+    sampling = SamplingOptions(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                               repetition_penalty=args.repetition_penalty, seed=args.seed)
+    try:
+        sampling.validate()
+        began = time.perf_counter()
+        generator = TextGenerator.load(args.pte, args.tokenizer, args.data, chat=args.chat,
+                                       chat_template=args.chat_template)
+        drafter = generator.drafter(lookup=args.lookup, draft=args.draft)
+        load_ms = (time.perf_counter() - began) * 1000
+        out = sys.stdout
+        if args.echo and not args.quiet:
+            out.write(args.prompt)
+        done = generator.generate(args.prompt, args.max_new_tokens, system=args.system, sampling=sampling,
+                                  stop=args.stop, drafter=drafter, max_draft=args.max_draft,
+                                  on_text=None if args.quiet else (lambda text: (out.write(text), out.flush())))
+    except ValueError as error:
+        raise CliError(str(error)) from error
+    except RuntimeError as error:
+        raise CliError(f"generation failed on {args.pte}: {error}") from error
+    if not args.quiet:
+        say()
+    stats = done.result.statistics
+    prompt_ms, decode_ms = stats.prefill_s * 1000, stats.decode_s * 1000
+    decoded = max(stats.generated - 1, 0)
+    say(f"prompt: {stats.prompt_tokens} tokens in {prompt_ms:.0f} ms ({_rate(stats.prompt_tokens, prompt_ms)})")
+    say(f"generated: {stats.generated} tokens, {decoded} after the first in {decode_ms:.0f} ms "
+        f"({_rate(decoded, decode_ms)}); stopped by {done.result.stopped_by}")
+    if stats.drafted:
+        say(f"speculative: {stats.accepted} of {stats.drafted} drafts accepted ({100 * stats.acceptance:.0f} %), "
+            f"{stats.calls} calls of the model")
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    say(f"model load: {load_ms:.0f} ms; peak RSS of the process {peak_mib:.0f} MiB")
+    return 0
 
 
 def _generate(args) -> int:

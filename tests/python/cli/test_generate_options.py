@@ -1,0 +1,133 @@
+"""`executorch-openvino generate` with the options ExecuTorch's runner lacks, through this package's
+loop (llm/text_generation.py): greedy text equal to eager PyTorch's, speculative decoding (prompt
+lookup, a draft program) printing the same text, stop strings, a seed that fixes sampled text, the
+chat template from tokenizer_config.json with a system prompt, and bad options refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import executorch_openvino
+from executorch_openvino.llm.runner_metadata import text_runner_metadata
+from llm_models import CONTEXT, Conversation, eager_step, et_llama, export_et_llama
+from llm_tokenizer import BOS, EOS, train
+
+PROMPT = "the quick fox runs"
+NEW_TOKENS = 40
+# A ChatML-shaped template of our own.
+TEMPLATE = ("{% for m in messages %}<s>{{ m['role'] }}\n{{ m['content'] }}</s>\n{% endfor %}"
+            "{% if add_generation_prompt %}<s>assistant\n{% endif %}")
+
+
+def _lower(model, metadata, path):
+    from executorch.exir import to_edge_transform_and_lower
+
+    program = to_edge_transform_and_lower(export_et_llama(model), partitioner=[executorch_openvino.OpenvinoPartitioner()],
+                                          constant_methods=metadata)
+    path.write_bytes(program.to_executorch().buffer)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("generate_options")
+    tokenizer = train(folder / "tokenizer.json")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": TEMPLATE, "bos_token": "<s>",
+                                                              "eos_token": "</s>"}))
+    vocab = tokenizer.get_vocab_size()
+    metadata = text_runner_metadata(max_seq_len=CONTEXT - 1, max_context_len=CONTEXT, n_layers=2, vocab_size=vocab,
+                                    bos_id=BOS, eos_ids=[EOS])
+    model = et_llama(True, vocab_size=vocab, seed=4, generate_full_logits=True)
+    _lower(model, metadata, folder / "model.pte")
+    _lower(et_llama(True, layers=1, vocab_size=vocab, seed=9, generate_full_logits=True), metadata, folder / "draft.pte")
+    return model, tokenizer, folder
+
+
+def _run(folder, *options, prompt=PROMPT):
+    command = [sys.executable, "-m", "executorch_openvino", "generate", str(folder / "model.pte"),
+               "--tokenizer", str(folder / "tokenizer.json"), "--prompt", prompt,
+               "--max-new-tokens", str(NEW_TOKENS), *options]
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
+
+
+def _text(done):
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout[: done.stdout.rindex("\nprompt: ")]
+
+
+def _eager_text(model, tokenizer, ids):
+    generated, _ = Conversation(eager_step(model)).generate(ids, NEW_TOKENS)
+    if EOS in generated:
+        generated = generated[: generated.index(EOS)]
+    return tokenizer.decode(generated, skip_special_tokens=True)
+
+
+def test_speculative_decoding_prints_eagers_greedy_text(files):
+    model, tokenizer, folder = files
+    expected = _eager_text(model, tokenizer, [BOS] + tokenizer.encode(PROMPT, add_special_tokens=False).ids)
+    lookup = _run(folder, "--lookup", "--max-draft", "4")
+    assert _text(lookup) == expected
+    assert "speculative: " in lookup.stdout and "drafts accepted" in lookup.stdout
+    assert _text(_run(folder, "--draft", str(folder / "draft.pte"))) == expected
+
+
+def test_a_stop_string_ends_the_text_before_it(files):
+    model, tokenizer, folder = files
+    full = _eager_text(model, tokenizer, [BOS] + tokenizer.encode(PROMPT, add_special_tokens=False).ids)
+    stop = full[len(full) // 2 : len(full) // 2 + 3]
+    assert stop and stop in full
+    done = _run(folder, "--stop", stop, "--lookup")
+    assert _text(done) == full[: full.index(stop)]
+    assert "stopped by stop" in done.stdout
+
+
+def test_a_seed_fixes_the_sampled_text(files):
+    _, _, folder = files
+    sampled = ["--temperature", "1.0", "--top-k", "50", "--top-p", "0.95", "--repetition-penalty", "1.2"]
+    first, again, other = (_text(_run(folder, *sampled, "--seed", seed)) for seed in ("5", "5", "6"))
+    assert first == again and first != other
+
+
+def test_the_chat_template_lays_out_the_system_prompt_and_the_question(files):
+    model, tokenizer, folder = files
+    rendered = "<s>system\nbe brief</s>\n<s>user\n" + PROMPT + "</s>\n<s>assistant\n"
+    expected = _eager_text(model, tokenizer, tokenizer.encode(rendered, add_special_tokens=False).ids)
+    done = _run(folder, "--chat", "--system", "be brief")
+    assert _text(done) == expected
+    assert f"prompt: {len(tokenizer.encode(rendered, add_special_tokens=False).ids)} tokens" in done.stdout
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--top-p", "0"], "top_p must be in (0, 1]"),
+    (["--lookup", "--temperature", "0.7"], "speculative decoding here is greedy"),
+    (["--system", "x"], "a system prompt needs the chat template"),
+    (["--draft", "/nowhere.pte"], "no such file (the draft model)"),
+])
+def test_bad_options_are_refused_with_the_reason(files, options, message):
+    _, _, folder = files
+    done = _run(folder, *options)
+    assert done.returncode != 0 and message in done.stderr, done.stderr[-2000:]
+
+
+def test_a_kept_system_prompt_gives_the_text_of_computing_it_again(files):
+    """TextGenerator.keep_prefix: the system prompt's state saved once; two questions start from it
+    (one call of the prompt's remaining tokens) and print what a fresh conversation prints."""
+    from executorch_openvino.llm.text_generation import TextGenerator
+
+    _, _, folder = files
+    fresh = TextGenerator.load(folder / "model.pte", folder / "tokenizer.json", chat=True)
+    expected = [fresh.generate(q, NEW_TOKENS, system="be brief").text for q in (PROMPT, "a lazy dog")]
+    kept = TextGenerator.load(folder / "model.pte", folder / "tokenizer.json", chat=True)
+    length = kept.keep_prefix("be brief")
+    try:
+        for question, text in zip((PROMPT, "a lazy dog", PROMPT), expected + expected[:1]):
+            done = kept.generate(question, NEW_TOKENS, system="be brief")
+            assert done.text == text
+            assert done.result.statistics.prompt_tokens == len(kept.encode(question, "be brief")) - length
+    finally:
+        executorch_openvino.forget_state("executorch_openvino.system_prompt")

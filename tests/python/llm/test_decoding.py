@@ -1,0 +1,114 @@
+"""The decoding loop (generation/decoding.py) over programs lowered to our delegate
+(llm/text_program.py): plain greedy decoding equals eager PyTorch's; speculative decoding, with
+prompt-lookup drafts and with a smaller draft program, gives plain greedy decoding's ids over 64
+steps (random-weight models fall into cycles under greedy decoding, so drafts do get accepted, and
+rejected ones are rolled back by the delegate); sampling with a seed is reproducible."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+import executorch_openvino
+from executorch_openvino.generation import (DraftModel, LookupDrafter, SamplingOptions, generate)
+from executorch_openvino.llm import text_program
+from llm_lowering import PROMPT
+from llm_models import CONTEXT, Conversation, eager_step, et_llama, export_et_llama
+
+STEPS = 64
+
+
+@functools.lru_cache(maxsize=None)
+def _pte(tmp_dir: str, layers: int, seed: int, full_logits: bool) -> str:
+    from executorch.exir import to_edge_transform_and_lower
+
+    model = et_llama(True, layers=layers, seed=seed, generate_full_logits=full_logits)
+    program = to_edge_transform_and_lower(export_et_llama(model), partitioner=[executorch_openvino.OpenvinoPartitioner()],
+                                          constant_methods={"get_max_seq_len": CONTEXT - 1,
+                                                            "get_max_context_len": CONTEXT, "get_eos_ids": [999]})
+    path = f"{tmp_dir}/llama-{layers}-{seed}-{full_logits}.pte"
+    with open(path, "wb") as f:
+        f.write(program.to_executorch().buffer)
+    return path
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("decoding"))
+    return lambda layers=2, seed=0, full_logits=True: _pte(folder, layers, seed, full_logits)
+
+
+def _greedy(path, **kwargs):
+    program = text_program.load(path)
+    return generate(program.model, PROMPT, STEPS, eos_ids=program.eos_ids, **kwargs)
+
+
+def test_the_program_reads_as_a_text_model_and_plain_greedy_equals_eager(programs):
+    program = text_program.load(programs())
+    assert (program.model.context, program.model.max_call_tokens, program.model.all_logits) == (CONTEXT, CONTEXT - 1, True)
+    assert program.eos_ids == [999] and program.bos_id is None
+    expected, _ = Conversation(eager_step(et_llama(True, generate_full_logits=True))).generate(PROMPT, STEPS)
+    result = generate(program.model, PROMPT, STEPS, eos_ids=program.eos_ids)
+    assert result.tokens == expected and result.stopped_by == "length"
+    assert result.statistics.calls == STEPS - 1  # the first token comes with the prompt
+
+
+def test_prompt_lookup_gives_greedy_ids_with_drafts_accepted_and_rejected(programs):
+    plain = _greedy(programs())
+    speculative = _greedy(programs(), drafter=LookupDrafter(max_draft=4), max_draft=4)
+    assert speculative.tokens == plain.tokens
+    stats = speculative.statistics
+    # Both kinds happened: accepted drafts saved calls, rejected ones were rolled back.
+    assert 0 < stats.accepted < stats.drafted, (stats.accepted, stats.drafted)
+    assert stats.calls < STEPS - 1
+
+
+def test_a_draft_program_gives_greedy_ids(programs):
+    plain = _greedy(programs())
+    draft = text_program.load(programs(layers=1, seed=3))
+    speculative = _greedy(programs(), drafter=DraftModel(draft.model), max_draft=3)
+    assert speculative.tokens == plain.tokens
+    assert speculative.statistics.drafted > 0
+    # The target itself as its own draft: every draft accepted, a fraction of the calls.
+    same = text_program.load(programs())
+    ideal = _greedy(programs(), drafter=DraftModel(same.model), max_draft=4)
+    assert ideal.tokens == plain.tokens
+    assert ideal.statistics.accepted == ideal.statistics.drafted and ideal.statistics.calls <= (STEPS + 4) // 5 + 1
+
+
+def test_speculative_decoding_is_refused_where_it_cannot_be_exact(programs):
+    last_only = text_program.load(programs(full_logits=False))
+    assert not last_only.model.all_logits
+    with pytest.raises(ValueError, match="needs the logits of every position"):
+        generate(last_only.model, PROMPT, 4, drafter=LookupDrafter())
+    full = text_program.load(programs())
+    with pytest.raises(ValueError, match="speculative decoding here is greedy"):
+        generate(full.model, PROMPT, 4, drafter=LookupDrafter(), sampling=SamplingOptions(temperature=0.8))
+    # Plain greedy still works with last-position logits, and equals the full-logits program's.
+    assert generate(last_only.model, PROMPT, 16).tokens == generate(full.model, PROMPT, 16).tokens
+
+
+def test_sampling_with_a_seed_is_reproducible(programs):
+    program = text_program.load(programs())
+    options = dict(temperature=1.0, top_k=40, top_p=0.95, repetition_penalty=1.1)
+    runs = [generate(program.model, PROMPT, STEPS, sampling=SamplingOptions(seed=seed, **options)).tokens
+            for seed in (7, 7, 8)]
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+    assert runs[0] != generate(program.model, PROMPT, STEPS).tokens  # not greedy in disguise
+
+
+def test_a_conversation_continues_and_goes_back_through_the_loop(programs):
+    """A second turn continues after the first (start, history), and regenerating the first answer
+    (start at the prompt's end again) gives the same ids: the delegate forgot the old answer."""
+    program = text_program.load(programs())
+    first = generate(program.model, PROMPT, 8)
+    history = PROMPT + first.tokens
+    assert first.held == len(history) - 1  # the last token chosen is not fed yet
+    second = generate(program.model, history[first.held:] + [11, 12], 8, start=first.held,
+                      history=history[:first.held])
+    expected, _ = Conversation(eager_step(et_llama(True, generate_full_logits=True))).generate(history + [11, 12], 8)
+    assert second.tokens == expected
+    again = generate(program.model, PROMPT[-1:], 8, start=len(PROMPT) - 1, history=PROMPT[:-1])
+    assert again.tokens == first.tokens
