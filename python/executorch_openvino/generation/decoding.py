@@ -65,6 +65,9 @@ class Result:
     statistics: Statistics = field(default_factory=Statistics)
 
 
+_LONGEST_PAUSE = 64  # steps without drafts after rounds that kept none
+
+
 def _rows(logits: np.ndarray, count: int) -> np.ndarray:
     """The step's logits as [rows, vocab]: `count` rows, or the last one only."""
     logits = np.asarray(logits, dtype=np.float32)
@@ -142,9 +145,15 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
     token = sampler.next_token(logits, conversation)
     done = take(token)
     limit = max_draft
+    # A rejected draft costs a longer call and cutting the caches back (O(positions held)): after a
+    # round with nothing accepted, drafting pauses for 1, 2, 4 ... steps, so drafts that never land
+    # cost a vanishing share of plain decoding's time.
+    pause, paused = 0, 0
     while not done:
         drafts = []
-        if drafter is not None:
+        if drafter is not None and paused > 0:
+            paused -= 1
+        elif drafter is not None:
             room = min(limit, max_new_tokens - len(result.tokens), model.context - position - 1,
                        model.max_call_tokens - 1)
             drafts = list(drafter.draft(conversation, room))[:room] if room > 0 else []
@@ -159,6 +168,8 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
         stats.accepted += accepted
         if drafts:  # fewer drafts after a rejection, more after a full acceptance
             limit = min(max_draft, limit + 1) if accepted == len(drafts) else max(1, accepted)
+            pause = 0 if accepted else min(2 * pause or 1, _LONGEST_PAUSE)
+            paused = pause
         position += 1  # the token fed
         for draft in drafts[:accepted]:
             done = take(draft)

@@ -112,3 +112,22 @@ def test_a_conversation_continues_and_goes_back_through_the_loop(programs):
     assert second.tokens == expected
     again = generate(program.model, PROMPT[-1:], 8, start=len(PROMPT) - 1, history=PROMPT[:-1])
     assert again.tokens == first.tokens
+
+
+def test_drafts_that_never_land_pause_drafting_and_change_nothing(programs):
+    """A drafter whose guesses the model rejects: the ids stay greedy's, and after each round with
+    nothing accepted drafting pauses twice as long, so few rounds are tried over 64 steps."""
+
+    plain = _greedy(programs())
+    never = sorted(set(range(128)) - set(plain.tokens))[:3]  # ids greedy decoding here never chooses
+
+    class Wrong:
+        rounds = 0
+
+        def draft(self, history, limit):
+            Wrong.rounds += 1
+            return [never[history[-1] % len(never)]] * limit
+
+    wrong = _greedy(programs(), drafter=Wrong(), max_draft=4)
+    assert wrong.tokens == plain.tokens and wrong.statistics.accepted == 0
+    assert Wrong.rounds <= 7, Wrong.rounds  # rounds at steps 1, 3, 6, 11, 20, 37 (pauses 1, 2, 4, 8, 16)
