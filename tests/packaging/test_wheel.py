@@ -26,6 +26,7 @@ EXPECTED_NATIVE_FILES = {
     "executorch_openvino/lib/libexecutorch_openvino_state.so",
     "executorch_openvino/bin/executorch-openvino-run",
     "executorch_openvino/include/executorch_openvino/backend.h",
+    "executorch_openvino/include/executorch_openvino/generation.h",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfig.cmake",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfigVersion.cmake",
 }

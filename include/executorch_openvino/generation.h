@@ -1,0 +1,250 @@
+// Greedy text generation, plain or speculative, over an ExecuTorch language-model program loaded
+// with executorch::extension::Module (header-only; C++17). The same loop as the Python package's
+// executorch_openvino.generation (docs/generation.md):
+//
+//   Module module("model.pte");
+//   auto model = executorch_openvino::generation::TextModel::load(module);
+//   executorch_openvino::generation::PromptLookup lookup;
+//   auto ids = executorch_openvino::generation::generate(*model, prompt, 128, {eos}, &lookup);
+//
+// Speculative decoding feeds the last token and k drafts in one call, keeps the longest run of drafts
+// the model itself would choose and the model's token after it, and starts the next call right after
+// them: a program lowered with executorch_openvino forgets the rejected positions (its grown caches
+// are cut back; docs/conversation-state.md). The ids are plain greedy decoding's. It needs a program
+// that returns every position's logits ([1, n, vocab]).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor_ptr.h>
+
+namespace executorch_openvino::generation {
+
+using executorch::runtime::Error;
+using executorch::runtime::Result;
+
+// A language-model method: (tokens [1, n] int64, start position [1] or positions [n] int64) -> logits.
+class TextModel {
+ public:
+  // Reads the method's signature and the context from the program's metadata (get_max_context_len,
+  // else get_max_seq_len); InvalidArgument for a method of another shape.
+  static Result<TextModel> load(executorch::extension::Module& module, const std::string& method = "forward") {
+    Result<executorch::runtime::MethodMeta> meta = module.method_meta(method);
+    if (!meta.ok()) return meta.error();
+    if (meta->num_inputs() != 2 || meta->num_outputs() < 1) return Error::InvalidArgument;
+    auto tokens = meta->input_tensor_meta(0), position = meta->input_tensor_meta(1), logits = meta->output_tensor_meta(0);
+    if (!tokens.ok() || !position.ok() || !logits.ok()) return Error::InvalidArgument;
+    if (tokens->sizes().size() != 2 || position->sizes().size() != 1) return Error::InvalidArgument;
+    const size_t rank = logits->sizes().size();
+    if (rank != 2 && rank != 3) return Error::InvalidArgument;
+    TextModel model(module, method);
+    model.max_call_tokens_ = tokens->sizes()[1];
+    model.start_only_ = position->sizes()[0] == 1;
+    model.all_logits_ = rank == 3;
+    model.vocab_ = static_cast<size_t>(logits->sizes()[rank - 1]);
+    model.context_ = model.max_call_tokens_ + (model.start_only_ ? 1 : 0);
+    for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
+      auto names = module.method_names();
+      if (!names.ok() || names->count(name) == 0) continue;
+      auto value = module.execute(name);
+      if (value.ok() && !value->empty() && value->front().isInt()) {
+        model.context_ = value->front().toInt();
+        break;
+      }
+    }
+    return model;
+  }
+
+  // The logits of the tokens given, a row of vocab() floats each (one row, the last token's, when the
+  // program returns only that).
+  Result<std::vector<float>> step(const std::vector<int64_t>& tokens, int64_t position, size_t* rows) {
+    std::vector<int64_t> where;
+    if (start_only_) {
+      where = {position};
+    } else {
+      for (size_t i = 0; i < tokens.size(); ++i) where.push_back(position + static_cast<int64_t>(i));
+    }
+    auto ids = executorch::extension::make_tensor_ptr({1, static_cast<int32_t>(tokens.size())}, tokens);
+    auto positions = executorch::extension::make_tensor_ptr({static_cast<int32_t>(where.size())}, where);
+    auto out = module_->execute(method_, {executorch::runtime::EValue(ids), executorch::runtime::EValue(positions)});
+    if (!out.ok()) return out.error();
+    if (out->empty() || !out->front().isTensor()) return Error::InvalidProgram;
+    const auto& logits = out->front().toTensor();
+    if (logits.scalar_type() != executorch::aten::ScalarType::Float) return Error::InvalidProgram;
+    const float* data = logits.const_data_ptr<float>();
+    *rows = static_cast<size_t>(logits.numel()) / vocab_;
+    return std::vector<float>(data, data + logits.numel());
+  }
+
+  int64_t context() const { return context_; }
+  int64_t max_call_tokens() const { return max_call_tokens_; }
+  bool all_logits() const { return all_logits_; }
+  size_t vocab() const { return vocab_; }
+
+ private:
+  TextModel(executorch::extension::Module& module, std::string method) : module_(&module), method_(std::move(method)) {}
+  executorch::extension::Module* module_;
+  std::string method_;
+  int64_t context_ = 0;
+  int64_t max_call_tokens_ = 0;
+  bool start_only_ = true;
+  bool all_logits_ = false;
+  size_t vocab_ = 0;
+};
+
+inline int64_t argmax(const float* row, size_t vocab) {
+  return static_cast<int64_t>(std::max_element(row, row + vocab) - row);  // the first of equal maxima
+}
+
+// Feeds `tokens` from `start` in calls of at most max_call_tokens; the last position's logits.
+inline Result<std::vector<float>> prefill(TextModel& model, const std::vector<int64_t>& tokens, int64_t start) {
+  if (tokens.empty() || start + static_cast<int64_t>(tokens.size()) > model.context()) return Error::InvalidArgument;
+  std::vector<float> last;
+  for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(model.max_call_tokens())) {
+    const size_t end = std::min(tokens.size(), begin + static_cast<size_t>(model.max_call_tokens()));
+    size_t rows = 0;
+    auto logits = model.step({tokens.begin() + begin, tokens.begin() + end}, start + static_cast<int64_t>(begin), &rows);
+    if (!logits.ok()) return logits.error();
+    last.assign(logits->end() - model.vocab(), logits->end());
+  }
+  return last;
+}
+
+class Drafter {
+ public:
+  virtual ~Drafter() = default;
+  // Up to `limit` tokens likely to follow `history`.
+  virtual std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) = 0;
+};
+
+// Prompt lookup: the longest of the history's last max_ngram .. 1 tokens that occurred before
+// proposes what followed its most recent earlier occurrence.
+class PromptLookup : public Drafter {
+ public:
+  explicit PromptLookup(size_t max_ngram = 3) : max_ngram_(max_ngram) {}
+  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
+    const size_t end = history.size();
+    for (size_t n = std::min(max_ngram_, end > 0 ? end - 1 : 0); n >= 1; --n) {
+      for (size_t start = end - n; start-- > 0;) {  // most recent first, never the suffix itself
+        if (std::equal(history.begin() + start, history.begin() + start + n, history.end() - n)) {
+          const size_t from = start + n, to = std::min(end, from + limit);
+          return {history.begin() + from, history.begin() + to};
+        }
+      }
+    }
+    return {};
+  }
+
+ private:
+  size_t max_ngram_;
+};
+
+// A smaller program with the same vocabulary drafts greedily; it keeps its own conversation and goes
+// back where the target rejected its drafts.
+class DraftModel : public Drafter {
+ public:
+  explicit DraftModel(TextModel& model) : model_(&model) {}
+  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
+    if (limit == 0 || static_cast<int64_t>(history.size() + limit) > model_->context()) return {};
+    size_t common = 0;
+    while (common < fed_.size() && common < history.size() && fed_[common] == history[common]) ++common;
+    if (common == history.size()) --common;  // a call needs one token at least
+    auto logits = prefill(*model_, {history.begin() + common, history.end()}, static_cast<int64_t>(common));
+    if (!logits.ok()) return {};
+    fed_ = history;
+    std::vector<int64_t> drafts{argmax(logits->data(), model_->vocab())};
+    while (drafts.size() < limit) {
+      size_t rows = 0;
+      auto next = model_->step({drafts.back()}, static_cast<int64_t>(fed_.size()), &rows);
+      if (!next.ok()) break;
+      fed_.push_back(drafts.back());
+      drafts.push_back(argmax(next->data() + (rows - 1) * model_->vocab(), model_->vocab()));
+    }
+    return drafts;
+  }
+
+ private:
+  TextModel* model_;
+  std::vector<int64_t> fed_;
+};
+
+struct Statistics {
+  size_t calls = 0;  // decode calls of the model
+  size_t drafted = 0;
+  size_t accepted = 0;
+};
+
+// Greedy generation after `prompt` (a new conversation at position 0): up to max_new_tokens ids, an
+// id of `eos` ending it (not returned). `on_token` sees each id as it is chosen and returns true to
+// stop. With a drafter, speculative (InvalidArgument for a program returning the last logits only).
+inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector<int64_t>& prompt, size_t max_new_tokens,
+                                             const std::vector<int64_t>& eos = {}, Drafter* drafter = nullptr,
+                                             size_t max_draft = 5,
+                                             const std::function<bool(int64_t)>& on_token = nullptr,
+                                             Statistics* statistics = nullptr) {
+  if (drafter != nullptr && (!model.all_logits() || max_draft == 0)) return Error::InvalidArgument;
+  Statistics local;
+  Statistics& stats = statistics != nullptr ? *statistics : local;
+  std::vector<int64_t> conversation = prompt, generated;
+  auto logits = prefill(model, prompt, 0);
+  if (!logits.ok()) return logits.error();
+  int64_t position = static_cast<int64_t>(conversation.size());  // where the next token goes
+  const size_t vocab = model.vocab();
+  bool done = max_new_tokens == 0;
+  auto take = [&](int64_t token) {
+    if (std::find(eos.begin(), eos.end(), token) != eos.end()) return true;
+    generated.push_back(token);
+    conversation.push_back(token);
+    if (on_token && on_token(token)) return true;
+    return generated.size() >= max_new_tokens || static_cast<int64_t>(conversation.size()) >= model.context();
+  };
+  int64_t token = argmax(logits->data(), vocab);
+  if (!done) done = take(token);
+  size_t limit = max_draft, pause = 0, paused = 0;  // drafting pauses after rounds that keep nothing
+  while (!done) {
+    std::vector<int64_t> drafts;
+    if (drafter != nullptr && paused > 0) {
+      --paused;
+    } else if (drafter != nullptr) {
+      const int64_t room = std::min<int64_t>({static_cast<int64_t>(limit),
+                                              static_cast<int64_t>(max_new_tokens - generated.size()),
+                                              model.context() - position - 1, model.max_call_tokens() - 1});
+      if (room > 0) drafts = drafter->draft(conversation, static_cast<size_t>(room));
+      if (static_cast<int64_t>(drafts.size()) > room) drafts.resize(static_cast<size_t>(room));
+    }
+    std::vector<int64_t> fed{token};
+    fed.insert(fed.end(), drafts.begin(), drafts.end());
+    size_t rows = 0;
+    auto out = model.step(fed, position, &rows);
+    if (!out.ok()) return out.error();
+    ++stats.calls;
+    size_t accepted = 0;
+    if (rows == fed.size()) {
+      while (accepted < drafts.size() && argmax(out->data() + accepted * vocab, vocab) == drafts[accepted]) ++accepted;
+    }
+    stats.drafted += drafts.size();
+    stats.accepted += accepted;
+    if (!drafts.empty()) {
+      limit = accepted == drafts.size() ? std::min(max_draft, limit + 1) : std::max<size_t>(1, accepted);
+      pause = accepted > 0 ? 0 : std::min<size_t>(pause == 0 ? 1 : 2 * pause, 64);
+      paused = pause;
+    }
+    position += 1;
+    for (size_t i = 0; i < accepted && !done; ++i) {
+      done = take(drafts[i]);
+      position += 1;
+    }
+    if (done) break;
+    token = argmax(out->data() + (drafts.empty() ? rows - 1 : accepted) * vocab, vocab);
+    done = take(token);
+  }
+  return generated;
+}
+
+}  // namespace executorch_openvino::generation
