@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-hf-recipe clean distclean
 
 all: build
 
@@ -182,6 +182,21 @@ HF_RECIPE_ROUNDS ?= 5
 bench-hf-recipe: build venv-bench venv-optimum
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_recipe/hf_recipe_bench.py --rounds $(HF_RECIPE_ROUNDS) \
 		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
+
+# The sizes users run (issue 30): Llamas of SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes, int8
+# and int4, prompts of 128 (and 1024 at 360M), 128 generated tokens; ours through ExecuTorch's runner,
+# OpenVINO GenAI (default and f32) and llama.cpp (built once from llama-cpp-python's sdist) in the same
+# rounds. Hours at 1B on 2 cores: LLM_SIZES picks sizes. Report in bench/results/llm-<date>.md.
+LLM_SIZES ?= smollm2-360m,smollm2-360m-p1024,qwen2.5-0.5b,llama3.2-1b
+bench-llm-sizes: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) --formats int8,int4 \
+		--variants ours,ours-runner,genai,genai-default,llamacpp
+
+# Speculative decoding (prompt lookup, a draft model), drafts that never land, static caches, and the
+# cost of going back, against plain decoding and llama.cpp's own lookup decoding, at SmolLM2-135M's
+# shape (int8); about 20 minutes. Report in bench/results/speculative-<date>.md.
+bench-speculative: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 3
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1

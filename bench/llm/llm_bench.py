@@ -36,7 +36,8 @@ from common.reports import say  # noqa: E402
 paths.on_path(paths.PYTHON)
 import llm_setup  # noqa: E402
 
-ALL_VARIANTS = list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.OV_VARIANTS)
+ALL_VARIANTS = (list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.OV_VARIANTS)
+                + [llm_setup.LLAMACPP])
 TIMEOUTS = {"prepare": 1200, "export": 3600, "export-ov": 3600, "probe": 1200, "rounds": 7200}
 
 
@@ -56,7 +57,9 @@ def worker(argv: List[str]) -> int:
             result = llm_setup.prepare_size(size, work)
         elif kind == "export":
             variant, fmt = argv[4], argv[5]
-            result = {"bytes": llm_setup.export_et(variant, fmt, size, work).stat().st_size}
+            export = llm_setup.export_llamacpp if variant == llm_setup.LLAMACPP else (
+                lambda f, s, w: llm_setup.export_et(variant, f, s, w))
+            result = {"bytes": export(fmt, size, work).stat().st_size}
         elif kind == "export-ov":
             folder = llm_setup.export_ov(argv[5], size, work)
             result = {"bytes": (folder / "openvino_model.bin").stat().st_size}
@@ -108,6 +111,8 @@ def compare(reference: dict, probe_file: Path, variant: str) -> dict:
     import torch
 
     got = torch.load(probe_file)
+    if got["ids"] is None:  # llama-bench times random tokens and returns no ids
+        return {"steps": len(reference["ids"]), "ids_equal": None}
     ids, eager_ids = got["ids"], reference["ids"]
     same = next((i for i, (a, b) in enumerate(zip(ids, eager_ids)) if a != b), min(len(ids), len(eager_ids)))
     result = {"steps": len(eager_ids), "ids_equal": ids == eager_ids, "first_divergence": same,
@@ -153,7 +158,7 @@ def measure(size_name: str, formats: List[str], variants: List[str], rounds: int
                 needed = llm_setup.RUNNER_VARIANTS[variant]
                 entry["export"] = entries.get(needed, {}).get("export") or {
                     "error": f"n/a: needs variant {needed} (exported before it)"}
-            elif variant in llm_setup.ET_VARIANTS:
+            elif variant in llm_setup.ET_VARIANTS or variant == llm_setup.LLAMACPP:
                 entry["export"] = run_worker("export", size_name, work, variant, fmt)
             else:
                 ov_export = ov_export or run_worker("export-ov", size_name, work, variant, fmt)
@@ -184,7 +189,7 @@ def measure(size_name: str, formats: List[str], variants: List[str], rounds: int
             summary = [f"{v} {r['prefill_ms']:.1f} ms / {size.steps * 1e3 / r['decode_ms']:.1f} tok/s"
                        for v, r in (timed.get("rounds") or [{}])[-1].items()]
             say(f"  {fmt}, {rounds} rounds ({timed['seconds']:.0f} s): " + "; ".join(summary))
-        for stale in list(work.glob(f"*-{fmt}.pte")) + [work / f"ov-{fmt}"]:
+        for stale in list(work.glob(f"*-{fmt}.pte")) + list(work.glob(f"llamacpp-{fmt}.gguf")) + [work / f"ov-{fmt}"]:
             shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
     return record
 
@@ -244,6 +249,8 @@ def main(argv=None) -> int:
            "executorch_openvino": measured,
            "optimum_int4_args": llm_setup.optimum_args("int4", llm_setup.SIZES[args.sizes[0]])}
     stamp = reports.stamp()
+    if args.sizes != llm_setup.DEFAULT_SIZES:  # runs of other sizes the same day keep their own reports
+        stamp = f"{'+'.join(args.sizes)}-{stamp}"
     args.results_dir.mkdir(parents=True, exist_ok=True)
     (args.results_dir / f"llm-{stamp}.json").write_text(json.dumps(run, indent=1))
     return write_report(run, args.results_dir, stamp)

@@ -34,6 +34,10 @@ DESCRIPTIONS = {
            "(paged attention, continuous batching); timed by its TTFT and TPOT",
     "genai-sdpa": "the same with ATTENTION_BACKEND SDPA: LLMPipeline's stateful path (the IR's own ReadValue/Assign "
                   "caches and attention, the form ours runs), so the difference to genai is the backend's",
+    llm_setup.LLAMACPP: "llama.cpp's CPU backend (llama-cpp-python 0.3.36's vendored source, GGML_NATIVE), the same "
+                        "weights as GGUF: F32, Q8_0, Q4_0 (its own int4, groups of 32); its llama-bench with a prompt "
+                        "of the same length and the same number of generated tokens, 2 threads, in the same rounds; "
+                        "peak RSS: its process's",
     GENAI_DEFAULT: "LLMPipeline with no properties (what a user gets: OpenVINO's default precision for this "
                    "CPU, bf16 where it has bf16 instructions, and its default KV cache precision)",
 }
@@ -102,6 +106,8 @@ def _correctness(entry: dict) -> str:
     check = entry.get("correctness")
     if not check:
         return "–"
+    if check["ids_equal"] is None:
+        return "– (llama-bench times random ids)"
     ids = (f"ids = eager ({check['steps']}/{check['steps']})" if check["ids_equal"] else
            f"ids differ from step {check['first_divergence']} ({check['agreement'] * 100:.0f}% equal)")
     if "ids_equal_hf" in check:
@@ -114,13 +120,14 @@ def _correctness(entry: dict) -> str:
 def table(run: FormatRun, fmt: str) -> List[str]:
     lines = [f"### {fmt} weights", "",
              *table_head(["variant", "prefill ms", "decode tok/s", "decode / genai", "decode / genai-default",
-                          "decode / native", "decode / fastest XNNPACK", "prefill / native", "load s", "peak RSS MB",
+                          "decode / native", "decode / fastest XNNPACK", "decode / llamacpp", "prefill / native",
+                          "prefill / genai-default", "load s", "peak RSS MB",
                           "added MB / (weights + cache)", "added − (weights + cache)",
-                          "correctness (vs eager PyTorch)"], "l" + "r" * 11 + "l")]
+                          "correctness (vs eager PyTorch)"], "l" + "r" * 13 + "l")]
     for variant, entry in run.variants.items():
         why = run.status(variant)
         if why:
-            lines.append(f"| {variant} | {why[:240].replace('|', '/')} |" + " |" * 12)
+            lines.append(f"| {variant} | {why[:240].replace('|', '/')} |" + " |" * 14)
             continue
         memory = run.memory(variant)
         probe = entry.get("probe", {})
@@ -129,7 +136,8 @@ def table(run: FormatRun, fmt: str) -> List[str]:
             f"| {variant} | {spread(run.prefill(variant), '.2f')} | {spread(run.decode(variant))} | "
             f"{_ratio_cell(run.decode_ratios(variant, GENAI))} | {_ratio_cell(run.decode_ratios(variant, GENAI_DEFAULT))} | "
             f"{_ratio_cell(run.decode_ratios(variant, NATIVE))} | {_ratio_cell(run.decode_ratios(variant, 'xnnpack*'))} | "
-            f"{_ratio_cell(run.prefill_ratios(variant, NATIVE))} | "
+            f"{_ratio_cell(run.decode_ratios(variant, llm_setup.LLAMACPP))} | "
+            f"{_ratio_cell(run.prefill_ratios(variant, NATIVE))} | {_ratio_cell(run.prefill_ratios(variant, GENAI_DEFAULT))} | "
             f"{probe['load_ms'] / 1e3:.2f} | "
             + (f"{memory[0]:.0f} | {memory[1]:.0f} MB / {held / 2**20:.0f} MB = {memory[2]:.2f}× | "
                f"{memory[1] - held / 2**20:+.0f} MB | " if memory else "– | – | – | ")

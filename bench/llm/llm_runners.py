@@ -6,6 +6,7 @@ turns). Every conversation starts at position 0 of the model's own cache (GenAI 
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -178,7 +179,28 @@ class TextRunner:
                             runner_load_ms=stats[0].model_load_end_ms - stats[0].model_load_start_ms if stats else 0)
 
 
+class LlamaCppRunner:
+    """llama.cpp's llama-bench on the size's GGUF: a prompt of the conversation's length and `steps`
+    generated tokens (random ids: llama-bench returns no ids), two threads; its prompt and generation
+    rates as this conversation's times. Its peak memory is the child process's."""
+
+    def __init__(self, path: Path):
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llamacpp"))
+        import llamacpp
+
+        self.llamacpp, self.path = llamacpp, path
+        if not path.is_file():
+            raise FileNotFoundError(path)
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
+        rates = self.llamacpp.bench(self.path, len(prompt), steps)
+        return Conversation(prefill_ms=len(prompt) * 1e3 / rates["prompt_tok_s"],
+                            decode_ms=steps * 1e3 / rates["decode_tok_s"], ids=None, logits=None)
+
+
 def make_runner(variant: str, fmt: str, work: Path):
+    if variant == llm_setup.LLAMACPP:
+        return LlamaCppRunner(work / f"llamacpp-{fmt}.gguf")
     if variant in llm_setup.OV_VARIANTS:
         folder = work / f"ov-{fmt}"
         if variant == "native":
@@ -221,6 +243,10 @@ def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> 
     talk = runner.conversation(prompt, steps, keep_logits=True)
     load_ms += talk.get("runner_load_ms", 0)  # ExecuTorch's runner loads at its first generate
     peak = peak_kb()
+    if variant == llm_setup.LLAMACPP:  # its own process: all of its memory is what it added
+        import resource
+
+        baseline, peak = 0, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     torch.save({"ids": talk["ids"], "logits": talk["logits"]}, work / f"probe-{variant}-{fmt}.pt")
     return {"load_ms": load_ms, "baseline_kb": baseline, "after_load_kb": after_load, "peak_kb": peak,
             "prefill_ms": talk["prefill_ms"], "decode_ms": talk["decode_ms"]}

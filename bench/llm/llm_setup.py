@@ -67,6 +67,16 @@ class Size:
 SIZES: Dict[str, Size] = {size.name: size for size in (
     Size("llama-512x6", dim=512, layers=6, heads=8, kv_heads=4, hidden=1536, vocab=4096, context=128),
     Size("llama-768x12", dim=768, layers=12, heads=12, kv_heads=4, hidden=2048, vocab=32000, context=256),
+    # The sizes users run (issue 30): the shapes of SmolLM2-360M, Qwen2.5-0.5B (untied here) and
+    # Llama-3.2-1B (untied here), random weights; prompts of 128 and 1024 tokens, 128 generated.
+    Size("smollm2-360m", dim=960, layers=32, heads=15, kv_heads=5, hidden=2560, vocab=49152, context=1280,
+         prompt=128, steps=128, group=64),  # 960 is no multiple of 128
+    Size("smollm2-360m-p1024", dim=960, layers=32, heads=15, kv_heads=5, hidden=2560, vocab=49152, context=1280,
+         prompt=1024, steps=128, group=64),
+    Size("qwen2.5-0.5b", dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936, context=1280,
+         prompt=128, steps=128),
+    Size("llama3.2-1b", dim=2048, layers=16, heads=32, kv_heads=8, hidden=8192, vocab=128256, context=1280,
+         prompt=128, steps=128),
     # The smoke test's: seconds to export and run.
     Size("tiny", dim=64, layers=2, heads=4, kv_heads=2, hidden=128, vocab=256, context=32, prompt=8, steps=8,
          group=32),
@@ -322,6 +332,29 @@ OV_VARIANTS = ("native", "genai", "genai-sdpa", "genai-default")
 # Variants that run another variant's artifact a different way: ExecuTorch's LLM runner (TextLLMRunner,
 # its C++ generation loop behind Python bindings) on ours' program.
 RUNNER_VARIANTS = {"ours-runner": "ours"}
+# llama.cpp's CPU backend (bench/llamacpp): the same weights as GGUF, F32 / Q8_0 / Q4_0, timed by its
+# own llama-bench in the same rounds.
+LLAMACPP = "llamacpp"
+LLAMACPP_TYPES = {"fp32": None, "int8": "Q8_0", "int4": "Q4_0"}
+
+
+def export_llamacpp(fmt: str, size: Size, work: Path) -> Path:
+    """work/llamacpp-<fmt>.gguf from the size's weights (Q4_0 groups of 32: llama.cpp's own int4)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llamacpp"))
+    import llamacpp
+
+    f32 = work / "llamacpp-fp32.gguf"
+    if not f32.exists():
+        llamacpp.write_gguf(torch.load(work / "weights.pt"), dim=size.dim, layers=size.layers, heads=size.heads,
+                            kv_heads=size.kv_heads, hidden=size.hidden, vocab=size.vocab, context=size.context,
+                            path=f32)
+    kind = LLAMACPP_TYPES[fmt]
+    if kind is None:
+        return f32
+    made = llamacpp.quantize(f32, kind)
+    final = work / f"llamacpp-{fmt}.gguf"
+    made.replace(final)
+    return final
 
 
 def _runner_metadata(variant: str, size: Size, work: Path) -> Optional[dict]:

@@ -232,7 +232,7 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
     stats.accepted += accepted;
     if (!drafts.empty()) {
       limit = accepted == drafts.size() ? std::min(max_draft, limit + 1) : std::max<size_t>(1, accepted);
-      pause = accepted > 0 ? 0 : std::min<size_t>(pause == 0 ? 1 : 2 * pause, 64);
+      pause = accepted > 0 ? 0 : std::min<size_t>(pause == 0 ? 1 : 4 * pause, 64);
       paused = pause;
     }
     position += 1;

@@ -145,9 +145,9 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
     token = sampler.next_token(logits, conversation)
     done = take(token)
     limit = max_draft
-    # A rejected draft costs a longer call and cutting the caches back (O(positions held)): after a
-    # round with nothing accepted, drafting pauses for 1, 2, 4 ... steps, so drafts that never land
-    # cost a vanishing share of plain decoding's time.
+    # A rejected draft costs a longer call and cutting the caches back (about a decode step at
+    # SmolLM2-135M's shape: bench/results/speculative-*.md): after a round with nothing accepted,
+    # drafting pauses for 1, 4, 16, 64 steps, so drafts that never land cost a few per cent.
     pause, paused = 0, 0
     while not done:
         drafts = []
@@ -168,7 +168,7 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
         stats.accepted += accepted
         if drafts:  # fewer drafts after a rejection, more after a full acceptance
             limit = min(max_draft, limit + 1) if accepted == len(drafts) else max(1, accepted)
-            pause = 0 if accepted else min(2 * pause or 1, _LONGEST_PAUSE)
+            pause = 0 if accepted else min(4 * pause or 1, _LONGEST_PAUSE)
             paused = pause
         position += 1  # the token fed
         for draft in drafts[:accepted]:

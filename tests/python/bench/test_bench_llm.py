@@ -40,7 +40,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
         prefill, decode = float(cells[1].split()[0]), float(cells[2].split()[0])
         assert prefill > 0 and decode > 0, cells
         assert cells[-1].startswith("ids = eager (8/8)"), cells  # fp32 greedy ids equal eager PyTorch
-        assert "MB" in cells[10], cells  # peak RSS against the weights plus the cache
+        assert "MB" in cells[12], cells  # peak RSS against the weights plus the cache
     # The variants not asked for are left out; the targets table has a row for each way ours ran.
     assert "| xnnpack |" not in text
     targets = text.split("## Targets", 1)[1]

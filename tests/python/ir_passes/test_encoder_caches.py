@@ -12,6 +12,7 @@ import torch
 from executorch.exir import to_edge_transform_and_lower
 
 import executorch_openvino
+from executorch_openvino.ir_passes.grown_cache import GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE
 from lowering import blob_ir, delegate_calls, load_forward
 from seq2seq_models import CrossAttendingDecoder
 
@@ -32,10 +33,11 @@ def test_the_cross_caches_are_computed_in_one_branch_and_their_assigns_read_its_
     computed = {op.get_type_name() for op in choice.get_else_body().get_ops()}
     assert "MatMul" in computed  # the projections of the encoder's states, in the branch that computes
     assert {op.get_type_name() for op in choice.get_then_body().get_ops()} == {"Parameter", "Result"}
-    sources = {sink.get_variable_id(): sink.input_value(0).get_node().get_type_name() for sink in ir.get_sinks()}
+    sources = {sink.get_variable_id().removeprefix(GROWN_VARIABLE_PREFIX): sink.input_value(0).get_node().get_type_name() for sink in ir.get_sinks()}
     assert sources["cross_k"] == sources["cross_v"] == "If"
-    variables = {v.get_info().variable_id for v in ir.get_variables()}
-    assert {"cross_k", "cross_v", "self_k", "self_v"} < variables and len(variables) == 6  # + the last states, a flag
+    variables = {v.get_info().variable_id.removeprefix(GROWN_VARIABLE_PREFIX) for v in ir.get_variables()}
+    # + the last states, a flag, and the count of positions the grown self-attention caches hold
+    assert {"cross_k", "cross_v", "self_k", "self_v", LENGTH_VARIABLE} < variables and len(variables) == 7
 
 
 def test_every_call_equals_eager_when_the_states_stay_change_mid_conversation_and_come_back():

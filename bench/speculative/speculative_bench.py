@@ -1,0 +1,247 @@
+"""Speculative decoding and going back, measured (`make bench-speculative`).
+
+A Llama of SmolLM2-135M's shape (random weights, ExecuTorch's Llama with full logits, int8 weights
+through OpenvinoPartitioner(weights="int8")), prompt of 128 random tokens, 128 greedy tokens, in
+interleaved rounds, every variant through executorch_openvino.generation.generate:
+
+- plain: no drafts (the baseline every ratio divides);
+- lookup: prompt lookup; random weights fall into repeating cycles under greedy decoding, so drafts
+  get accepted (the acceptance is measured and reported beside the speed);
+- draft-4l: a 4-layer model sharing the target's embedding, output layer and first 4 layers (random
+  weights give no cheap model that agrees with the target: its drafts are all rejected);
+- draft-int4: the target's own weights in int4 (a smaller .pte that mostly agrees with it: the case of
+  a draft model that lands);
+- rejected: a drafter whose drafts the target never chooses (the cost when nothing lands);
+- static, static-lookup: the same with OpenvinoPartitioner(grow_caches=False) (going back is free,
+  each step attends over the whole context);
+- llamacpp, llamacpp-lookup: llama.cpp's CPU backend on the same weights as GGUF Q8_0 (bench/llamacpp):
+  llama-bench (plain decode), llama-lookup (its prompt lookup decoding, 5 drafts), the same prompt
+  (ASCII text: the GGUF's byte vocabulary makes each character the id ours is given).
+
+Also the cost of going back (cutting the caches) at several lengths. Every variant's ids are checked
+equal to plain greedy's. Results: bench/results/speculative-<date>.{md,json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO / "python"), str(REPO / "bench" / "llamacpp")]
+
+SHAPE = dict(dim=576, n_layers=30, n_heads=9, n_kv_heads=3, hidden_dim=1536, vocab_size=49152)
+CONTEXT = 512
+PROMPT, STEPS = 128, 128
+DRAFT_LAYERS = 4
+
+
+def _model(layers: int, seed: int = 0):
+    from executorch.examples.models.llama.llama_transformer import construct_transformer
+    from executorch.examples.models.llama.model_args import ModelArgs
+
+    torch.manual_seed(seed)
+    args = dict(SHAPE, n_layers=layers, max_seq_len=CONTEXT, max_context_len=CONTEXT, use_kv_cache=True,
+                enable_dynamic_shape=True, max_batch_size=1, generate_full_logits=True)
+    return construct_transformer(ModelArgs(**args)).eval()
+
+
+def _export(model, path: Path, weights: str = "int8", **partitioner) -> float:
+    from torch.export import Dim
+
+    import executorch_openvino
+    from executorch.exir import to_edge_transform_and_lower
+
+    began = time.perf_counter()
+    tokens = torch.zeros(1, 4, dtype=torch.long)
+    shapes = ({1: Dim("seq", min=1, max=CONTEXT - 1)}, {"input_pos": None})
+    with torch.no_grad():
+        exported = torch.export.export(copy.deepcopy(model), (tokens, {"input_pos": torch.tensor([0])}),
+                                       dynamic_shapes=shapes, strict=False)
+    program = to_edge_transform_and_lower(
+        exported, partitioner=[executorch_openvino.OpenvinoPartitioner(weights=weights, **partitioner)],
+        constant_methods={"get_max_seq_len": CONTEXT - 1, "get_max_context_len": CONTEXT})
+    path.write_bytes(program.to_executorch().buffer)
+    return time.perf_counter() - began
+
+
+def prepare(work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    made = {}
+    target = _model(SHAPE["n_layers"])
+    draft = _model(DRAFT_LAYERS)
+    state = {k: v for k, v in target.state_dict().items()
+             if not k.startswith("layers.") or int(k.split(".")[1]) < DRAFT_LAYERS}
+    draft.load_state_dict(state, strict=False)
+    for name, model, options in (("target", target, {}), ("static", target, {"grow_caches": False}),
+                                 ("draft", draft, {}), ("draft-int4", target, {"weights": "int4", "group_size": 64})):
+        path = work / f"{name}.pte"
+        if not path.exists():
+            made[name] = _export(model, path, **options)
+            print(f"exported {name} in {made[name]:.0f} s", flush=True)
+    if not (work / "target-Q8_0.gguf").exists():
+        import llamacpp
+
+        began = time.perf_counter()
+        f32 = llamacpp.write_gguf(target.state_dict(), dim=SHAPE["dim"], layers=SHAPE["n_layers"], heads=SHAPE["n_heads"],
+                                  kv_heads=SHAPE["n_kv_heads"], hidden=SHAPE["hidden_dim"], vocab=SHAPE["vocab_size"],
+                                  context=CONTEXT, path=work / "target.gguf")
+        llamacpp.quantize(f32, "Q8_0")
+        f32.unlink()
+        made["llamacpp"] = time.perf_counter() - began
+    return made
+
+
+def _prompt(rng) -> str:
+    """PROMPT characters of ASCII text (no "ab": the GGUF's one merge), so ids = bytes on both sides."""
+    letters = np.array(list("bcdefghijklmnopqrstuvwxyz ,."))
+    return "".join(rng.choice(letters, PROMPT))
+
+
+class _Rejected:
+    """Drafts the target never chooses (ids it did not choose in the plain run)."""
+
+    def __init__(self, never):
+        self.never = never
+
+    def draft(self, history, limit):
+        return [self.never[history[-1] % len(self.never)]] * limit
+
+
+def _truncation_cost(program, lengths) -> dict:
+    """ms to go back 4 positions with `length` positions held (the call after it excluded)."""
+    from executorch_openvino.generation import prefill
+
+    model = program.model
+    costs = {}
+    rng = np.random.default_rng(1)
+    for length in lengths:
+        prefill(model, rng.integers(0, SHAPE["vocab_size"], length).tolist(), 0)
+        times = []
+        for _ in range(3):
+            began = time.perf_counter()
+            model.step([5], length - 4)  # cuts to length - 4, then one token: length - 3 held
+            cut_and_step = time.perf_counter() - began
+            began = time.perf_counter()
+            model.step([6], length - 3)  # continues: no cut
+            step = time.perf_counter() - began
+            model.step([7, 8], length - 2)  # back to `length` positions
+            times.append((cut_and_step - step) * 1000)
+        costs[length] = statistics.median(times)
+    return costs
+
+
+def run(work: Path, rounds: int) -> dict:
+    torch.set_num_threads(1)
+    from executorch_openvino.generation import DraftModel, LookupDrafter, generate
+    from executorch_openvino.llm import text_program
+
+    programs = {name: text_program.load(work / f"{name}.pte") for name in ("target", "static", "draft", "draft-int4")}
+    rng = np.random.default_rng(0)
+    results = {}
+    plain_ids = {}
+    import llamacpp
+
+    gguf = work / "target-Q8_0.gguf"
+    for round_index in range(rounds):
+        text = _prompt(rng)
+        prompt = list(text.encode())
+        plain = generate(programs["target"].model, prompt, STEPS)
+        plain_ids[round_index] = plain.tokens
+        never = sorted(set(range(1000)) - set(plain.tokens))[:8]
+        variants = {
+            "plain": (programs["target"], None),
+            "lookup": (programs["target"], LookupDrafter(max_draft=5)),
+            "draft-4l": (programs["target"], DraftModel(programs["draft"].model)),
+            "draft-int4": (programs["target"], DraftModel(programs["draft-int4"].model)),
+            "rejected": (programs["target"], _Rejected(never)),
+            "static": (programs["static"], None),
+            "static-lookup": (programs["static"], LookupDrafter(max_draft=5)),
+        }
+        variants["llamacpp"] = variants["llamacpp-lookup"] = (None, None)
+        order = list(variants)
+        order = order[round_index % len(order):] + order[: round_index % len(order)]  # interleaved
+        for name in order:
+            row = results.setdefault(name, {"decode_tok_s": [], "acceptance": [], "calls": [], "same_ids": []})
+            if name == "llamacpp":
+                row["decode_tok_s"].append(llamacpp.bench(gguf, PROMPT, STEPS)["decode_tok_s"])
+                continue
+            if name == "llamacpp-lookup":
+                found = llamacpp.lookup(gguf, text, STEPS, draft=5, context=CONTEXT)
+                row["decode_tok_s"].append(found["decode_tok_s"])
+                row["acceptance"].append(found["accepted"] / found["drafted"] if found["drafted"] else None)
+                continue
+            program, drafter = variants[name]
+            done = generate(program.model, prompt, STEPS, drafter=drafter, max_draft=5)
+            stats = done.statistics
+            row["decode_tok_s"].append((stats.generated - 1) / stats.decode_s)
+            row["acceptance"].append(stats.acceptance)
+            row["calls"].append(stats.calls)
+            row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, plain.tokens)) if a != b),
+                                        None))
+        print(f"round {round_index + 1}/{rounds} done", flush=True)
+    truncation = _truncation_cost(programs["target"], [128, 256, 500])
+    return {"rounds": rounds, "variants": results, "truncation_ms": truncation}
+
+
+def report(measured: dict, made: dict, out: Path) -> str:
+    variants = measured["variants"]
+    plain = variants["plain"]["decode_tok_s"]
+    lines = [f"# Speculative decoding and going back ({datetime.date.today()})", "",
+             f"A Llama of SmolLM2-135M's shape ({SHAPE['n_layers']} layers, dim {SHAPE['dim']}, vocab "
+             f"{SHAPE['vocab_size']}), random weights, int8 weights, context {CONTEXT}; prompt {PROMPT} random "
+             f"tokens, {STEPS} greedy tokens; {measured['rounds']} interleaved rounds; 2 cores. Every variant "
+             "through `executorch_openvino.generation.generate`. Ratio: decode tokens/s over plain's, per round, "
+             "median [min, max].", "",
+             "llama.cpp's rows: its own tools on the same weights as Q8_0 (its int8), the same prompt; its "
+             "decode speed as they report it.", "",
+             "| Variant | Decode tok/s (median [min, max]) | × plain | Acceptance | Model calls | Ids = plain greedy's |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for name, row in variants.items():
+        speed = row["decode_tok_s"]
+        ratios = [s / p for s, p in zip(speed, plain)]
+        accepted = [a for a in row["acceptance"] if a is not None]
+        acceptance = f"{100 * statistics.median(accepted):.0f} %" if accepted else "-"
+        calls = f"{statistics.median(row['calls']):.0f}" if row["calls"] else "–"
+        diverged = [i for i in row["same_ids"] if i is not None]
+        same = ("– (its own ids)" if not row["same_ids"] else "all" if not diverged else
+                f"{len(row['same_ids']) - len(diverged)} of {len(row['same_ids'])} rounds; else from step "
+                + ", ".join(map(str, diverged)))
+        lines.append(f"| {name} | {statistics.median(speed):.1f} [{min(speed):.1f}, {max(speed):.1f}] | "
+                     f"{statistics.median(ratios):.2f} [{min(ratios):.2f}, {max(ratios):.2f}] | {acceptance} | "
+                     f"{calls} | {same} |")
+    lines += ["", "Going back (cutting every cache by 4 positions; the time of the call that does it minus a "
+              "plain step's):", "", "| Positions held | ms |", "| ---: | ---: |"]
+    lines += [f"| {length} | {ms:.1f} |" for length, ms in measured["truncation_ms"].items()]
+    if made:
+        lines += ["", "Export times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in made.items())]
+    text = "\n".join(lines) + "\n"
+    stamp = datetime.date.today().isoformat()
+    (out / f"speculative-{stamp}.md").write_text(text)
+    (out / f"speculative-{stamp}.json").write_text(json.dumps({"measured": measured, "exports_s": made}, indent=1,
+                                                                default=str))
+    return text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/executorch_openvino_speculative"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    args = parser.parse_args()
+    made = prepare(args.work)
+    print(report(run(args.work, args.rounds), made, args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
