@@ -10,6 +10,8 @@
   acceptance measurements need no real tokenizer. `quantize()` makes Q4_0 / Q8_0 of it.
 - `bench()` runs llama-bench (JSON); `lookup()` runs llama-lookup (prompt-lookup decoding) and
   parses its drafted / accepted counts and decode speed.
+- `mul_mat_perf()` runs one of test-backend-ops' MUL_MAT perf cases (llama.cpp's own kernel
+  benchmark; built on first use, in a build folder of its own since it needs the tests switched on).
 """
 
 from __future__ import annotations
@@ -58,6 +60,44 @@ def build() -> Path:
                     "-DLLAMA_BUILD_SERVER=OFF"], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", str(out), "--target", *TARGETS], check=True, capture_output=True)
     return tools
+
+
+def build_kernel_test() -> Path:
+    """test-backend-ops, built once beside the tools (LLAMA_BUILD_TESTS on, only that target)."""
+    out = home() / "build-tests"
+    tool = out / "bin" / "test-backend-ops"
+    if tool.exists():
+        return tool
+    ninja = Path(sys.executable).with_name("ninja")
+    subprocess.run(["cmake", "-S", str(source()), "-B", str(out), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
+                    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=ON",
+                    "-DLLAMA_BUILD_SERVER=OFF"], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(out), "--target", "test-backend-ops"], check=True, capture_output=True)
+    return tool
+
+
+# Bytes per block and values per block of ggml's weight types (ggml-common.h): a Q4_0 block is an f16 scale
+# and 32 four-bit values, Q8_0 an f16 scale and 32 bytes, Q4_K 256 values in 144 bytes.
+TYPE_SIZES = {"f32": (4, 1), "f16": (2, 1), "q8_0": (34, 32), "q4_0": (18, 32), "q4_K": (144, 256)}
+
+
+def mul_mat_perf(type_a: str, m: int, k: int, n: int = 1) -> dict:
+    """test-backend-ops perf on the CPU backend for MUL_MAT(type_a x f32, m, n, k): microseconds a run, the
+    weights' bytes read per microsecond (GB/s; it reports FLOPS for this op), and the thread count it used
+    (half the hardware threads)."""
+    case = f"type_a={type_a},type_b=f32,m={m},n={n},k={k},"
+    done = subprocess.run([str(build_kernel_test()), "perf", "-o", "MUL_MAT", "-b", "CPU", "-p", case],
+                          capture_output=True, text=True, timeout=600)
+    text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)
+    for line in text.splitlines():
+        if case.rstrip(",") in line and "us/run" in line:
+            timing = re.search(r"([\d.]+)\s*us/run", line)
+            us = float(timing.group(1)) if timing else None
+            block_bytes, block_values = TYPE_SIZES[type_a]
+            weight_bytes = m * k // block_values * block_bytes
+            return {"us": us, "gb_s": round(weight_bytes / us / 1e3, 1) if us else None, "weight_mb": weight_bytes / 1e6,
+                    "threads": max(1, (os.cpu_count() or 2) // 2), "line": line.strip()}
+    return {"error": f"no result for {case} (exit {done.returncode}): {(done.stdout + done.stderr)[-500:]}"}
 
 
 def _gguf():

@@ -9,7 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 import llm_setup
 from common import machine
-from common.reports import pyplot, save_figure, table_head
+from common.reports import pyplot, row, save_figure, table_head
 from common.stats import spread
 
 GENAI, GENAI_DEFAULT, NATIVE, OURS, OURS_RUNNER = "genai", "genai-default", "native", "ours", "ours-runner"
@@ -184,6 +184,42 @@ def targets(runs: List[Tuple[str, str, FormatRun]]) -> List[str]:
     return lines
 
 
+def sizes_targets(runs: List[Tuple[str, str, FormatRun]]) -> List[str]:
+    """Issue 30's targets, for the runs with GenAI's default path: ours through ExecuTorch's runner against it
+    (decode >= 1.0x, prefill <= 1.0x its time, export <= 1.5x optimum-intel's, memory added <= 1.3x weights +
+    cache), and llama.cpp beside it."""
+    lines = table_head(["size", "weights", "decode tok/s: ours / GenAI / llama.cpp", "decode ≥ 1.0× GenAI",
+                        "decode vs llama.cpp", "prefill ≤ 1.0× GenAI's time", "export ≤ 1.5× optimum-intel's",
+                        "memory added ≤ 1.3× (weights + cache)"])
+
+    def verdict(value: Optional[float], ok: bool) -> str:
+        return "n/a" if value is None else f"{'met' if ok else '**not met**'} {value:.2f}×"
+
+    for size, fmt, run in runs:
+        if OURS_RUNNER not in run.variants or GENAI_DEFAULT not in run.variants or run.status(OURS_RUNNER):
+            continue
+        rates = [statistics.median(run.decode(v)) if run.decode(v) else None
+                 for v in (OURS_RUNNER, GENAI_DEFAULT, llm_setup.LLAMACPP)]
+        decode = run.decode_ratios(OURS_RUNNER, GENAI_DEFAULT)
+        versus = run.decode_ratios(OURS_RUNNER, llm_setup.LLAMACPP)
+        prefill = run.prefill_ratios(OURS_RUNNER, GENAI_DEFAULT)
+        ours_s = run.variants[OURS_RUNNER].get("export", {}).get("seconds")
+        theirs_s = run.variants[GENAI_DEFAULT].get("export", {}).get("seconds")
+        export = ours_s / theirs_s if ours_s and theirs_s else None
+        memory, genai_memory = run.memory(OURS_RUNNER), run.memory(GENAI_DEFAULT)
+        decode_mid = statistics.median(decode) if decode else None
+        prefill_mid = statistics.median(prefill) if prefill else None
+        lines.append(row(
+            size, fmt, " / ".join("–" if r is None else f"{r:.1f}" for r in rates),
+            verdict(decode_mid, decode_mid is not None and decode_mid >= 1.0),
+            f"{statistics.median(versus):.2f}×" if versus else "–",
+            verdict(prefill_mid, prefill_mid is not None and prefill_mid <= 1.0),
+            verdict(export, export is not None and export <= 1.5) + (f" ({ours_s:.0f} / {theirs_s:.0f} s)" if export else ""),
+            verdict(memory and memory[2], bool(memory) and memory[2] <= 1.3)
+            + (f" (GenAI {genai_memory[2]:.2f}×)" if genai_memory else "")))
+    return lines if len(lines) > 2 else []
+
+
 def report(run: dict, picture: str) -> List[str]:
     import openvino
 
@@ -221,6 +257,10 @@ def report(run: dict, picture: str) -> List[str]:
             if "error" in timed:
                 lines += [f"The rounds failed: {timed['error'].splitlines()[0]}", ""]
     lines += ["## Targets (issue 15), ours", "", *targets(runs), ""]
+    issue30 = sizes_targets(runs)
+    if issue30:
+        lines += ["## Targets (issue 30): ours through ExecuTorch's runner against GenAI's default path", "",
+                  *issue30, ""]
     ran = {variant for record in run["records"] for data in record.get("formats", {}).values()
            for variant in data.get("variants", {})}
     lines += ["## Variants", ""] + [f"- `{name}`: {text}." for name, text in DESCRIPTIONS.items() if name in ran]
