@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-hf-recipe clean distclean
 
 all: build
 
@@ -197,6 +197,15 @@ bench-llm-sizes: build venv-bench
 # shape (int8); about 20 minutes. Report in bench/results/speculative-<date>.md.
 bench-speculative: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 3
+
+# Why decode speeds differ (issue 30): compressed linear layers in native OpenVINO, every weight form, on
+# large matrices and a decoder's small ones, beside llama.cpp's kernels (fc-kernels-<date>.md, about 5
+# minutes); and OpenVINO's LLM options on ours' 360M program, speed and accuracy (llm-options-<date>.md,
+# about 15 minutes with the exports).
+bench-kernels: venv-bench
+	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
+bench-llm-options: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
