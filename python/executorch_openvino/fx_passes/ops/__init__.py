@@ -38,9 +38,12 @@ def rewrite_operators(graph_module: torch.fx.GraphModule) -> None:
         rewrite = _REWRITES.get(op_name(node.target)) if node.op == "call_function" else None
         if rewrite is None:
             continue
+        name = node.name
         replacement = rewrite(graph_module, node)
         if replacement is not None:
             replace_node(graph_module.graph, node, replacement)
+            changed = True
+        elif node.name != name:  # renamed in place (index_origin.py): the code is made once, below
             changed = True
     if changed:
         graph_module.graph.eliminate_dead_code()

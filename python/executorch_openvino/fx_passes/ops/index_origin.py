@@ -24,8 +24,9 @@ def _made_from(sources) -> bool:
 def _mark(graph_module: torch.fx.GraphModule, node: torch.fx.Node):
     if not node.name.startswith(FROM_ZERO_PREFIX) and _made_from(node.meta.get("from_node")):
         node._rename(FROM_ZERO_PREFIX + node.name)  # fx keeps names unique in the graph
-        graph_module.recompile()
-    return None  # not replaced
+    # Not replaced. rewrite_operators recompiles once after the pass: a recompile here, per node, cost 0.3 s
+    # each on a 32-layer Llama (65 cache writes, 20 s of its export).
+    return None
 
 
 REWRITES = {"aten.index_put.default": _mark}
