@@ -143,10 +143,11 @@ def settings_for(forms: List[Form], workloads: List[Workload]) -> List[Setting]:
             if form.group and form.group != 32:
                 chosen.append(Setting(form, 2, main, form.group))
         for workload in others:
-            if workload.name.startswith("1x") and form.name not in ("i4-g32", "i8-g32", "f16"):
+            single = len(workload.shapes) == 1  # test-backend-ops' conditions: one matrix, one thread
+            if single and form.name not in ("i4-g32", "i8-g32", "f16"):
                 continue
             if workload.fits(form):
-                chosen.append(Setting(form, 1 if workload.name.startswith("1x") else 2, workload, None))
+                chosen.append(Setting(form, 1 if single else 2, workload, None))
     return chosen
 
 

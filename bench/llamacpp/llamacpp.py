@@ -54,12 +54,18 @@ def build() -> Path:
     tools = out / "bin"
     if all((tools / target).exists() for target in TARGETS):
         return tools
+    _cmake_build(out, TARGETS, tests=False)
+    return tools
+
+
+def _cmake_build(out: Path, targets, tests: bool) -> None:
+    """Configures the vendored source into `out` (CPU backend, this CPU's instructions) and builds `targets`."""
     ninja = Path(sys.executable).with_name("ninja")
     subprocess.run(["cmake", "-S", str(source()), "-B", str(out), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
-                    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-                    "-DLLAMA_BUILD_SERVER=OFF"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(out), "--target", *TARGETS], check=True, capture_output=True)
-    return tools
+                    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF",
+                    f"-DLLAMA_BUILD_TESTS={'ON' if tests else 'OFF'}", "-DLLAMA_BUILD_SERVER=OFF"],
+                   check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(out), "--target", *targets], check=True, capture_output=True)
 
 
 def build_kernel_test() -> Path:
@@ -68,11 +74,7 @@ def build_kernel_test() -> Path:
     tool = out / "bin" / "test-backend-ops"
     if tool.exists():
         return tool
-    ninja = Path(sys.executable).with_name("ninja")
-    subprocess.run(["cmake", "-S", str(source()), "-B", str(out), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
-                    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=ON",
-                    "-DLLAMA_BUILD_SERVER=OFF"], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(out), "--target", "test-backend-ops"], check=True, capture_output=True)
+    _cmake_build(out, ("test-backend-ops",), tests=True)
     return tool
 
 
