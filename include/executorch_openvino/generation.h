@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,27 +122,109 @@ class Drafter {
   virtual ~Drafter() = default;
   // Up to `limit` tokens likely to follow `history`.
   virtual std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) = 0;
+  // Whether asking costs about nothing (prompt lookup): such a drafter is asked at plain steps too,
+  // and its drafts are fed only once its guesses land (DraftSchedule).
+  virtual bool free_to_ask() const { return false; }
 };
 
-// Prompt lookup: the longest of the history's last max_ngram .. 1 tokens that occurred before
-// proposes what followed its most recent earlier occurrence.
-class PromptLookup : public Drafter {
+// When speculative decoding drafts and how many tokens a call carries (python/executorch_openvino/
+// generation/draft_schedule.py says why, with the costs measured): drafts are fed at one width,
+// padded with the last; a free drafter is watched until its guess of the model's next token lands,
+// before it is trusted and after a round that kept nothing; any other pauses 1, 4, 16, then 64
+// steps after such a round.
+class DraftSchedule {
  public:
-  explicit PromptLookup(size_t max_ngram = 3) : max_ngram_(max_ngram) {}
-  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
-    const size_t end = history.size();
-    for (size_t n = std::min(max_ngram_, end > 0 ? end - 1 : 0); n >= 1; --n) {
-      for (size_t start = end - n; start-- > 0;) {  // most recent first, never the suffix itself
-        if (std::equal(history.begin() + start, history.begin() + start + n, history.end() - n)) {
-          const size_t from = start + n, to = std::min(end, from + limit);
-          return {history.begin() + from, history.begin() + to};
-        }
-      }
+  static constexpr size_t kLongestPause = 64;
+
+  DraftSchedule(Drafter& drafter, size_t max_draft)
+      : drafter_(&drafter), max_draft_(max_draft), limit_(max_draft), watching_(drafter.free_to_ask()) {}
+
+  // The tokens to feed after the last one (none, or `span`); `proposed` says how many the drafter
+  // proposed (the rest repeat its last).
+  std::vector<int64_t> drafts(const std::vector<int64_t>& conversation, size_t span, size_t& proposed) {
+    proposed = 0;
+    has_guess_ = false;
+    if (span == 0) return {};
+    if (paused_ > 0) {
+      --paused_;
+      return {};
     }
-    return {};
+    if (watching_) {
+      const std::vector<int64_t> guess = drafter_->draft(conversation, 1);
+      has_guess_ = !guess.empty();
+      if (has_guess_) guess_ = guess.front();
+      return {};
+    }
+    std::vector<int64_t> drafts = drafter_->draft(conversation, std::min(limit_, span));
+    if (drafts.size() > span) drafts.resize(span);
+    proposed = drafts.size();
+    if (proposed > 0) drafts.resize(span, drafts.back());
+    return drafts;
+  }
+
+  // The model chose `token` after a call without drafts.
+  void chosen(int64_t token) {
+    if (has_guess_ && guess_ == token) watching_ = false;
+  }
+
+  // A call with drafts kept `accepted` of them (`proposed` by the drafter).
+  void kept(size_t proposed, size_t accepted) {
+    limit_ = accepted >= proposed ? std::min(max_draft_, limit_ + 1) : std::max<size_t>(1, accepted);
+    if (accepted > 0) {
+      pause_ = 0;
+    } else if (drafter_->free_to_ask()) {
+      watching_ = true;
+    } else {
+      pause_ = paused_ = std::min(pause_ == 0 ? 1 : 4 * pause_, kLongestPause);
+    }
   }
 
  private:
+  Drafter* drafter_;
+  size_t max_draft_, limit_;
+  bool watching_;
+  bool has_guess_ = false;
+  int64_t guess_ = 0;
+  size_t pause_ = 0, paused_ = 0;
+};
+
+// Prompt lookup: the longest of the history's last max_ngram .. 1 tokens that occurred before
+// proposes what followed its most recent earlier occurrence; a proposal cut short by the end of the
+// history is looked up again from its own end (a short cycle drafts several turns of itself).
+class PromptLookup : public Drafter {
+ public:
+  explicit PromptLookup(size_t max_ngram = 3) : max_ngram_(max_ngram) {}
+  bool free_to_ask() const override { return true; }
+  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
+    std::vector<int64_t> drafts;
+    while (drafts.size() < limit) {
+      const size_t before = drafts.size();
+      continuation(history, drafts, limit - before);
+      if (drafts.size() == before) break;
+    }
+    return drafts;
+  }
+
+ private:
+  // Appends what followed, in `history`, the longest final n-gram of history + drafts found there
+  // with a token after it (most recent first).
+  void continuation(const std::vector<int64_t>& history, std::vector<int64_t>& drafts, size_t room) const {
+    const size_t size = history.size(), end = size + drafts.size();
+    auto at = [&](size_t i) { return i < size ? history[i] : drafts[i - size]; };
+    // An n-gram in the history with a token after it: n <= size - 1.
+    for (size_t n = std::min({max_ngram_, end > 0 ? end - 1 : 0, size > 0 ? size - 1 : 0}); n >= 1; --n) {
+      for (size_t start = size - n; start-- > 0;) {
+        size_t i = 0;
+        while (i < n && history[start + i] == at(end - n + i)) ++i;
+        if (i == n) {
+          const size_t from = start + n, to = std::min(size, from + room);
+          drafts.insert(drafts.end(), history.begin() + from, history.begin() + to);
+          return;
+        }
+      }
+    }
+  }
+
   size_t max_ngram_;
 };
 
@@ -206,17 +289,16 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
   };
   int64_t token = argmax(logits->data(), vocab);
   if (!done) done = take(token);
-  size_t limit = max_draft, pause = 0, paused = 0;  // drafting pauses after rounds that keep nothing
+  std::optional<DraftSchedule> schedule;
+  if (drafter != nullptr) schedule.emplace(*drafter, max_draft);
   while (!done) {
     std::vector<int64_t> drafts;
-    if (drafter != nullptr && paused > 0) {
-      --paused;
-    } else if (drafter != nullptr) {
-      const int64_t room = std::min<int64_t>({static_cast<int64_t>(limit),
+    size_t proposed = 0;
+    if (schedule) {
+      const int64_t span = std::min<int64_t>({static_cast<int64_t>(max_draft),
                                               static_cast<int64_t>(max_new_tokens - generated.size()),
                                               model.context() - position - 1, model.max_call_tokens() - 1});
-      if (room > 0) drafts = drafter->draft(conversation, static_cast<size_t>(room));
-      if (static_cast<int64_t>(drafts.size()) > room) drafts.resize(static_cast<size_t>(room));
+      drafts = schedule->drafts(conversation, static_cast<size_t>(std::max<int64_t>(span, 0)), proposed);
     }
     std::vector<int64_t> fed{token};
     fed.insert(fed.end(), drafts.begin(), drafts.end());
@@ -228,13 +310,9 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
     if (rows == fed.size()) {
       while (accepted < drafts.size() && argmax(out->data() + accepted * vocab, vocab) == drafts[accepted]) ++accepted;
     }
-    stats.drafted += drafts.size();
-    stats.accepted += accepted;
-    if (!drafts.empty()) {
-      limit = accepted == drafts.size() ? std::min(max_draft, limit + 1) : std::max<size_t>(1, accepted);
-      pause = accepted > 0 ? 0 : std::min<size_t>(pause == 0 ? 1 : 4 * pause, 64);
-      paused = pause;
-    }
+    stats.drafted += proposed;
+    stats.accepted += std::min(accepted, proposed);
+    if (!drafts.empty()) schedule->kept(proposed, accepted);
     position += 1;
     for (size_t i = 0; i < accepted && !done; ++i) {
       done = take(drafts[i]);
@@ -242,6 +320,7 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
     }
     if (done) break;
     token = argmax(out->data() + (drafts.empty() ? rows - 1 : accepted) * vocab, vocab);
+    if (schedule && drafts.empty()) schedule->chosen(token);
     done = take(token);
   }
   return generated;

@@ -7,7 +7,8 @@ caches cut back), an eager model's static cache overwrites them. Speculative dec
 that: the last token and k drafts go in one call at the next position, the longest run of drafts the
 model itself would have chosen is kept with the token the model chose after it, and the next call
 starts right after them. Greedy, its tokens are plain greedy decoding's; a model that returns only
-the last position's logits cannot verify drafts and is refused.
+the last position's logits cannot verify drafts and is refused. When to draft and how many tokens a
+call carries: draft_schedule.py.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Callable, Iterable, List, Optional, Protocol, Sequence
 
 import numpy as np
 
+from .draft_schedule import DraftSchedule
 from .sampling import Sampler, SamplingOptions
 
 # (tokens, first position) -> logits: [n, vocab] for the n tokens given, or [vocab] / [1, vocab] for
@@ -36,6 +38,10 @@ class TextModel:
 
 
 class Drafter(Protocol):
+    """Proposes drafts. A drafter with a true `free_to_ask` attribute (asking costs about nothing,
+    as prompt lookup) is asked at plain steps too, and drafts only once its guesses land
+    (draft_schedule.py)."""
+
     def draft(self, history: Sequence[int], limit: int) -> List[int]:
         """Up to `limit` tokens likely to follow `history`."""
 
@@ -63,9 +69,6 @@ class Result:
     # starts at `held` with the tokens from there on (that token included).
     held: int = 0
     statistics: Statistics = field(default_factory=Statistics)
-
-
-_LONGEST_PAUSE = 64  # steps without drafts after rounds that kept none
 
 
 def _rows(logits: np.ndarray, count: int) -> np.ndarray:
@@ -144,19 +147,13 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
         return result
     token = sampler.next_token(logits, conversation)
     done = take(token)
-    limit = max_draft
-    # A rejected draft costs a longer call and cutting the caches back (about a decode step at
-    # SmolLM2-135M's shape: bench/results/speculative-*.md): after a round with nothing accepted,
-    # drafting pauses for 1, 4, 16, 64 steps, so drafts that never land cost a few per cent.
-    pause, paused = 0, 0
+    schedule = DraftSchedule(drafter, max_draft) if drafter is not None else None
     while not done:
-        drafts = []
-        if drafter is not None and paused > 0:
-            paused -= 1
-        elif drafter is not None:
-            room = min(limit, max_new_tokens - len(result.tokens), model.context - position - 1,
+        drafts, proposed = [], 0
+        if schedule is not None:
+            span = min(max_draft, max_new_tokens - len(result.tokens), model.context - position - 1,
                        model.max_call_tokens - 1)
-            drafts = list(drafter.draft(conversation, room))[:room] if room > 0 else []
+            drafts, proposed = schedule.drafts(conversation, span)
         rows = _rows(model.step([token] + drafts, position), 1 + len(drafts))
         stats.calls += 1
         accepted = 0  # drafts the model itself chooses (the greedy sampler, so a penalty applies too)
@@ -164,12 +161,10 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
             if sampler.next_token(row, conversation + drafts[:accepted]) != drafts[accepted]:
                 break
             accepted += 1
-        stats.drafted += len(drafts)
-        stats.accepted += accepted
-        if drafts:  # fewer drafts after a rejection, more after a full acceptance
-            limit = min(max_draft, limit + 1) if accepted == len(drafts) else max(1, accepted)
-            pause = 0 if accepted else min(4 * pause or 1, _LONGEST_PAUSE)
-            paused = pause
+        stats.drafted += proposed
+        stats.accepted += min(accepted, proposed)
+        if drafts:
+            schedule.kept(proposed, accepted)
         position += 1  # the token fed
         for draft in drafts[:accepted]:
             done = take(draft)
@@ -179,6 +174,8 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
         if done:
             break
         token = sampler.next_token(rows[accepted if drafts else -1], conversation)
+        if schedule is not None and not drafts:
+            schedule.chosen(token)
         done = take(token)
     stats.generated = len(result.tokens)
     stats.decode_s = time.perf_counter() - began
@@ -220,12 +217,15 @@ class DraftModel:
 
 
 class LookupDrafter:
-    """Prompt lookup as a Drafter (generation.drafting.PromptLookup), no second model."""
+    """Prompt lookup as a Drafter (generation.drafting.PromptLookup), no second model; asking it
+    costs nothing, so the loop may watch its guesses while not drafting (draft_schedule.py)."""
+
+    free_to_ask = True
 
     def __init__(self, max_ngram: int = 3, min_ngram: int = 1, max_draft: int = 5):
         from .drafting import PromptLookup
 
-        self._lookup = PromptLookup(max_ngram=max_ngram, min_ngram=min_ngram, max_draft=max_draft)
+        self._lookup = PromptLookup(max_ngram=max_ngram, min_ngram=min_ngram, max_draft=max_draft, chain=True)
 
     def draft(self, history: Sequence[int], limit: int) -> List[int]:
         return self._lookup.draft(history)[:limit]

@@ -7,7 +7,9 @@ longest correct start, so a draft costs little when wrong and saves steps when r
 
 `PromptLookup.draft` takes the longest n-gram (max_ngram down to min_ngram) ending the history that
 occurred earlier, and drafts up to max_draft tokens that followed its most recent earlier
-occurrence. An index of n-gram -> last position is kept across calls and grows with the history, so
+occurrence; with `chain`, a continuation that runs into the end of the history is looked up again
+from its own end, so a short cycle drafts several turns of itself (speculative calls have one width:
+draft_schedule.py). An index of n-gram -> last position is kept across calls and grows with the history, so
 a draft costs time in the tokens added since the last call, not in the length of the conversation;
 a history that does not extend the last one (a new conversation, rejected tokens taken back) is
 indexed anew.
@@ -23,12 +25,15 @@ import numpy as np
 class PromptLookup:
     """Drafts from earlier occurrences of the history's last max_ngram .. min_ngram tokens."""
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, max_draft: int = 5):
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, max_draft: int = 5, chain: bool = False):
         if not 1 <= min_ngram <= max_ngram:
             raise ValueError(f"n-gram lengths must satisfy 1 <= min_ngram <= max_ngram, not {min_ngram}, {max_ngram}")
         if max_draft < 1:
             raise ValueError(f"max_draft must be 1 or more, not {max_draft}")
         self.max_ngram, self.min_ngram, self.max_draft = max_ngram, min_ngram, max_draft
+        # A continuation cut short by the end of the history is looked up again from its own end
+        # (a cycle shorter than max_draft drafts several turns of itself).
+        self.chain = chain
         self._tokens: List[int] = []
         # Each n-gram that some token follows -> where it last started. The history's final n-grams
         # are not in it until a token follows them, so a lookup never finds the suffix itself.
@@ -41,11 +46,22 @@ class PromptLookup:
         if tokens[:len(self._tokens)] != self._tokens:
             self._tokens, self._last_start = [], {}
         self._index(tokens)
-        end = len(tokens)
+        drafts: List[int] = []
+        while len(drafts) < self.max_draft:
+            found = self._continuation(tokens, drafts, self.max_draft - len(drafts))
+            drafts += found
+            if not found or not self.chain:
+                break
+        return drafts
+
+    def _continuation(self, tokens: List[int], drafts: List[int], room: int) -> List[int]:
+        """What followed, in `tokens`, the longest final n-gram of tokens + drafts found earlier."""
+        end = len(tokens) + len(drafts)
         for n in range(min(self.max_ngram, end - 1), self.min_ngram - 1, -1):
-            start = self._last_start.get(tuple(tokens[end - n:]))
+            tail = tuple(tokens[end - n:] + drafts) if n > len(drafts) else tuple(drafts[len(drafts) - n:])
+            start = self._last_start.get(tail)
             if start is not None:
-                return tokens[start + n:start + n + self.max_draft]
+                return tokens[start + n:start + n + room]
         return []
 
     def _index(self, tokens: List[int]) -> None:

@@ -64,6 +64,67 @@ TEST_F(GenerationTest, PromptLookupGivesGreedyIdsInFewerCalls) {
   EXPECT_LT(stats.calls, expected_.size() - 1);
 }
 
+TEST(PromptLookupTest, DraftsWhatFollowedAndLooksUpAgainWhereTheHistoryEnds) {
+  PromptLookup lookup(3);
+  EXPECT_TRUE(lookup.draft({}, 5).empty());
+  EXPECT_TRUE(lookup.draft({4, 5, 6}, 5).empty());
+  EXPECT_EQ(lookup.draft({1, 2, 3, 9, 1, 2}, 3), (std::vector<int64_t>{3, 9, 1}));
+  // "1 2" was followed by 3 1 2, the history's end; from there "1 2" again gives 3 1.
+  EXPECT_EQ(lookup.draft({1, 2, 3, 1, 2}, 5), (std::vector<int64_t>{3, 1, 2, 3, 1}));
+  EXPECT_EQ(lookup.draft({1, 1, 1}, 4), (std::vector<int64_t>{1, 1, 1, 1}));
+}
+
+// Proposes `proposal` cut to the limit asked; free to ask or not.
+class FixedDrafter : public Drafter {
+ public:
+  FixedDrafter(std::vector<int64_t> proposal, bool free) : proposal_(std::move(proposal)), free_(free) {}
+  std::vector<int64_t> draft(const std::vector<int64_t>&, size_t limit) override {
+    asked.push_back(limit);
+    return {proposal_.begin(), proposal_.begin() + std::min(limit, proposal_.size())};
+  }
+  bool free_to_ask() const override { return free_; }
+  std::vector<size_t> asked;
+
+ private:
+  std::vector<int64_t> proposal_;
+  bool free_;
+};
+
+TEST(DraftScheduleTest, FeedsOneWidthAndPausesLongerAfterEachRoundThatKeptNothing) {
+  FixedDrafter drafter({7, 8}, false);
+  DraftSchedule schedule(drafter, 5);
+  size_t proposed = 0;
+  EXPECT_EQ(schedule.drafts({1}, 5, proposed), (std::vector<int64_t>{7, 8, 8, 8, 8}));
+  EXPECT_EQ(proposed, 2u);
+  std::vector<size_t> rounds;
+  for (size_t step = 0; step < 300; ++step) {
+    if (!schedule.drafts({1}, 5, proposed).empty()) {
+      rounds.push_back(step);
+      schedule.kept(proposed, 0);
+    }
+  }
+  ASSERT_GE(rounds.size(), 5u);
+  EXPECT_EQ(std::vector<size_t>({rounds[1] - rounds[0] - 1, rounds[2] - rounds[1] - 1, rounds[3] - rounds[2] - 1,
+                                 rounds[4] - rounds[3] - 1}),
+            std::vector<size_t>({1, 4, 16, 64}));
+  EXPECT_EQ(drafter.asked[2], 1u);  // after a rejection, one asked (fed at the full width)
+}
+
+TEST(DraftScheduleTest, AFreeDrafterIsFedOnlyAfterItsGuessLands) {
+  FixedDrafter drafter({7, 8, 9}, true);
+  DraftSchedule schedule(drafter, 3);
+  size_t proposed = 0;
+  for (int64_t chosen : {5, 6}) {
+    EXPECT_TRUE(schedule.drafts({1}, 3, proposed).empty());
+    schedule.chosen(chosen);
+  }
+  EXPECT_TRUE(schedule.drafts({1}, 3, proposed).empty());
+  schedule.chosen(7);  // the guess landed
+  EXPECT_EQ(schedule.drafts({1}, 3, proposed), (std::vector<int64_t>{7, 8, 9}));
+  schedule.kept(3, 0);  // nothing kept: watched again
+  EXPECT_TRUE(schedule.drafts({1}, 3, proposed).empty());
+}
+
 TEST_F(GenerationTest, ADraftProgramGivesGreedyIds) {
   Module target_module(programs() + "/target.pte"), draft_module(programs() + "/draft.pte");
   auto target = TextModel::load(target_module);

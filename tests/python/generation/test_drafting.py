@@ -22,6 +22,25 @@ def _brute_force(history, max_ngram, min_ngram, max_draft):
     return []
 
 
+def _brute_force_chained(history, max_ngram, min_ngram, max_draft):
+    """The same, looked up again from the end of history + drafts while a continuation stops at the
+    history's end: n-grams of history + drafts, matched where a token of the history follows them."""
+    drafts = []
+    while len(drafts) < max_draft:
+        joined = history + drafts
+        found = []
+        for n in range(min(max_ngram, len(history) - 1), min_ngram - 1, -1):
+            suffix = joined[len(joined) - n:]
+            start = next((s for s in range(len(history) - n - 1, -1, -1) if history[s:s + n] == suffix), None)
+            if start is not None:
+                found = history[start + n:start + n + max_draft - len(drafts)]
+                break
+        if not found:
+            break
+        drafts += found
+    return drafts
+
+
 SETTINGS = [(3, 1, 5), (1, 1, 1), (4, 2, 8), (2, 2, 3)]
 
 
@@ -36,6 +55,21 @@ def test_drafts_equal_brute_force_on_random_histories(max_ngram, min_ngram, max_
         assert PromptLookup(max_ngram, min_ngram, max_draft).draft(history) == expected, history
         found += bool(expected)
     assert 50 < found < 380  # drafts and no drafts both met
+
+
+@pytest.mark.parametrize("max_ngram, min_ngram, max_draft", SETTINGS)
+def test_chained_drafts_equal_brute_force_and_extend_the_plain_ones(max_ngram, min_ngram, max_draft):
+    generator = random.Random(max_ngram * 10 + min_ngram + 5)
+    longer = 0
+    for _ in range(400):
+        alphabet = generator.randint(1, 12)
+        history = [generator.randrange(alphabet) for _ in range(generator.randint(0, 60))]
+        chained = PromptLookup(max_ngram, min_ngram, max_draft, chain=True).draft(history)
+        assert chained == _brute_force_chained(history, max_ngram, min_ngram, max_draft), history
+        plain = _brute_force(history, max_ngram, min_ngram, max_draft)
+        assert chained[:len(plain)] == plain
+        longer += len(chained) > len(plain)
+    assert longer > 20 or max_draft == 1  # continuations cut at the history's end were extended
 
 
 def test_a_growing_history_cut_back_at_times_drafts_as_a_fresh_one():
@@ -58,6 +92,9 @@ def test_the_examples_by_hand():
     assert lookup.draft([1, 1, 1]) == [1]  # overlapping the suffix, not the suffix itself
     assert lookup.draft([4, 5, 6]) == []
     assert PromptLookup(3, 2, 5).draft([1, 2, 7, 2]) == []  # no 2- or 3-gram repeats; 1-grams not asked
+    # "1 2" is followed by 3 1 2, the end of the history; looked up again from there: 3 1
+    assert PromptLookup(3, 1, 5, chain=True).draft([1, 2, 3, 1, 2]) == [3, 1, 2, 3, 1]
+    assert PromptLookup(3, 1, 5).draft([1, 2, 3, 1, 2]) == [3, 1, 2]
 
 
 def test_settings_out_of_range_are_refused():

@@ -59,6 +59,8 @@ def test_prompt_lookup_gives_greedy_ids_with_drafts_accepted_and_rejected(progra
     speculative = _greedy(programs(), drafter=LookupDrafter(max_draft=4), max_draft=4)
     assert speculative.tokens == plain.tokens
     stats = speculative.statistics
+    assert 0 < stats.accepted < stats.drafted and stats.calls < STEPS - 1, stats
+    stats = speculative.statistics
     # Both kinds happened: accepted drafts saved calls, rejected ones were rolled back.
     assert 0 < stats.accepted < stats.drafted, (stats.accepted, stats.drafted)
     assert stats.calls < STEPS - 1
@@ -131,3 +133,21 @@ def test_drafts_that_never_land_pause_drafting_and_change_nothing(programs):
     wrong = _greedy(programs(), drafter=Wrong(), max_draft=4)
     assert wrong.tokens == plain.tokens and wrong.statistics.accepted == 0
     assert Wrong.rounds <= 4, Wrong.rounds  # rounds at steps 1, 3, 8, 25 (pauses 1, 4, 16)
+
+
+def test_a_free_drafter_whose_guesses_never_land_is_never_fed(programs):
+    """A drafter that costs nothing to ask (as prompt lookup) is watched: asked at every step, its
+    drafts never go to the model while its guesses miss, so they cost no call."""
+    plain = _greedy(programs())
+    never = sorted(set(range(128)) - set(plain.tokens))[:3]
+
+    class FreeWrong:
+        free_to_ask, asked = True, 0
+
+        def draft(self, history, limit):
+            FreeWrong.asked += 1
+            return [never[history[-1] % len(never)]] * limit
+
+    wrong = _greedy(programs(), drafter=FreeWrong(), max_draft=4)
+    assert wrong.tokens == plain.tokens and wrong.statistics.drafted == 0
+    assert wrong.statistics.calls == STEPS - 1 and FreeWrong.asked == STEPS - 1
