@@ -192,11 +192,12 @@ bench-llm-sizes: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) --formats int8,int4 \
 		--variants ours,ours-runner,genai,genai-default,llamacpp
 
-# Speculative decoding (prompt lookup, a draft model), drafts that never land, static caches, and the
-# cost of going back, against plain decoding and llama.cpp's own lookup decoding, at SmolLM2-135M's
-# shape (int8); about 20 minutes. Report in bench/results/speculative-<date>.md.
+# Speculative decoding (prompt lookup, a draft model), drafts that never land, static caches, a drafter
+# of controlled acceptance, and what a call costs (going back, a change of width), against plain
+# decoding and llama.cpp's own lookup decoding, at SmolLM2-135M's shape (int8; f32 for the controlled
+# rows); about 10 minutes of exports, then 5. Report in bench/results/speculative-<date>.md.
 bench-speculative: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 3
+	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
 
 # Why decode speeds differ (issue 30): compressed linear layers in native OpenVINO, every weight form, on
 # large matrices and a decoder's small ones, beside llama.cpp's kernels (fc-kernels-<date>.md, about 5

@@ -11,15 +11,21 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
   weights give no cheap model that agrees with the target: its drafts are all rejected);
 - draft-int4: the target's own weights in int4 (a smaller .pte that mostly agrees with it: the case of
   a draft model that lands);
-- rejected: a drafter whose drafts the target never chooses (the cost when nothing lands);
+- rejected: a drafter whose drafts the target never chooses (the cost when nothing lands), free to
+  ask as prompt lookup is (watched, never fed); rejected-paused: the same for a drafter that costs
+  time to ask, as a draft program (fed, then paused longer after each miss);
 - static, static-lookup: the same with OpenvinoPartitioner(grow_caches=False) (going back is free,
   each step attends over the whole context);
+- controlled-<q>: the target in f32 (where a call's ids do not depend on how many tokens it carries)
+  with a drafter that proposes plain greedy decoding's next tokens, each right with probability q:
+  decode speed against a chosen acceptance, the drafter's quality taken out (ratios to plain-f32);
 - llamacpp, llamacpp-lookup: llama.cpp's CPU backend on the same weights as GGUF Q8_0 (bench/llamacpp):
   llama-bench (plain decode), llama-lookup (its prompt lookup decoding, 5 drafts), the same prompt
   (ASCII text: the GGUF's byte vocabulary makes each character the id ours is given).
 
-Also the cost of going back (cutting the caches) at several lengths. Every variant's ids are checked
-equal to plain greedy's. Results: bench/results/speculative-<date>.{md,json}.
+Also what a call costs: going back (cutting the caches) at several lengths, a call of 1 + 5 tokens,
+and a call whose token count differs from the last one's (OpenVINO prepares its graph anew). Every
+variant's ids are checked equal to plain greedy's. Results: bench/results/speculative-<date>.{md,json}.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ SHAPE = dict(dim=576, n_layers=30, n_heads=9, n_kv_heads=3, hidden_dim=1536, voc
 CONTEXT = 512
 PROMPT, STEPS = 128, 128
 DRAFT_LAYERS = 4
+CONTROLLED = (1.0, 0.95, 0.9, 0.8, 0.6)  # the controlled drafter's per-token probabilities of being right
 
 
 def _model(layers: int, seed: int = 0):
@@ -83,6 +90,7 @@ def prepare(work: Path) -> dict:
              if not k.startswith("layers.") or int(k.split(".")[1]) < DRAFT_LAYERS}
     draft.load_state_dict(state, strict=False)
     for name, model, options in (("target", target, {}), ("static", target, {"grow_caches": False}),
+                                 ("target-f32", target, {"weights": None}),
                                  ("draft", draft, {}), ("draft-int4", target, {"weights": "int4", "group_size": 64})):
         path = work / f"{name}.pte"
         if not path.exists():
@@ -110,33 +118,68 @@ def _prompt(rng) -> str:
 class _Rejected:
     """Drafts the target never chooses (ids it did not choose in the plain run)."""
 
-    def __init__(self, never):
-        self.never = never
+    def __init__(self, never, free_to_ask: bool):
+        self.never, self.free_to_ask = never, free_to_ask
 
     def draft(self, history, limit):
         return [self.never[history[-1] % len(self.never)]] * limit
 
 
-def _truncation_cost(program, lengths) -> dict:
-    """ms to go back 4 positions with `length` positions held (the call after it excluded)."""
+class _Controlled:
+    """Drafts plain greedy decoding's next tokens (`reference`: prompt + plain's ids), each right with
+    probability q, a wrong id otherwise; nothing once the history has left the reference."""
+
+    def __init__(self, reference, q: float, seed: int):
+        self.reference, self.q = list(reference), q
+        self.rng = np.random.default_rng(seed)
+
+    def draft(self, history, limit):
+        n = len(history)
+        if list(history) != self.reference[:n]:
+            return []
+        right = self.reference[n:n + limit]
+        return [t if self.rng.random() < self.q else (t + 1) % SHAPE["vocab_size"] for t in right]
+
+
+WIDE = 6  # the calls speculative decoding makes: the last token and 5 drafts
+
+
+def _call_costs(program, lengths) -> dict:
+    """ms of a plain step, of a call of WIDE tokens, of going back 4 positions between calls of WIDE
+    tokens (at `length` positions held), and of a call whose token count differs from the last one's."""
     from executorch_openvino.generation import prefill
 
     model = program.model
-    costs = {}
     rng = np.random.default_rng(1)
+
+    def timed(tokens, position):
+        began = time.perf_counter()
+        model.step(tokens, position)
+        return (time.perf_counter() - began) * 1000
+
+    wide = list(range(1, WIDE + 1))
+    costs = {"cut_ms": {}}
     for length in lengths:
-        prefill(model, rng.integers(0, SHAPE["vocab_size"], length).tolist(), 0)
-        times = []
-        for _ in range(3):
-            began = time.perf_counter()
-            model.step([5], length - 4)  # cuts to length - 4, then one token: length - 3 held
-            cut_and_step = time.perf_counter() - began
-            began = time.perf_counter()
-            model.step([6], length - 3)  # continues: no cut
-            step = time.perf_counter() - began
-            model.step([7, 8], length - 2)  # back to `length` positions
-            times.append((cut_and_step - step) * 1000)
-        costs[length] = statistics.median(times)
+        prefill(model, rng.integers(0, SHAPE["vocab_size"], length - WIDE).tolist(), 0)
+        timed(wide, length - WIDE)  # `length` held
+        cut, kept = [], []
+        for _ in range(5):
+            cut.append(timed(wide, length - 4))  # goes back 4 positions: length + 2 held
+            kept.append(timed(wide, length + 2))  # continues: length + 8 held
+            model.step(wide, length - WIDE)  # back to `length` held (a cut not timed)
+        costs["cut_ms"][length] = statistics.median(c - k for c, k in zip(cut, kept))
+    prefill(model, rng.integers(0, SHAPE["vocab_size"], 100).tolist(), 0)
+    position, same, changed = 100, {1: [], WIDE: []}, {1: [], WIDE: []}
+    for count in [1] * 8 + [WIDE] * 8:  # steady widths: after the first call of each
+        same[count].append(timed(wide[:count], position))
+        position += count
+    for count in [1, WIDE] * 6:  # alternating widths
+        changed[count].append(timed(wide[:count], position))
+        position += count
+    costs["step_ms"] = statistics.median(same[1][1:])
+    costs["wide_ms"] = statistics.median(same[WIDE][1:])
+    costs["width_change_ms"] = statistics.median(
+        [statistics.median(changed[1]) - costs["step_ms"], statistics.median(changed[WIDE]) - costs["wide_ms"]])
     return costs
 
 
@@ -145,7 +188,8 @@ def run(work: Path, rounds: int) -> dict:
     from executorch_openvino.generation import DraftModel, LookupDrafter, generate
     from executorch_openvino.llm import text_program
 
-    programs = {name: text_program.load(work / f"{name}.pte") for name in ("target", "static", "draft", "draft-int4")}
+    programs = {name: text_program.load(work / f"{name}.pte")
+                for name in ("target", "static", "target-f32", "draft", "draft-int4")}
     rng = np.random.default_rng(0)
     results = {}
     plain_ids = {}
@@ -158,15 +202,22 @@ def run(work: Path, rounds: int) -> dict:
         plain = generate(programs["target"].model, prompt, STEPS)
         plain_ids[round_index] = plain.tokens
         never = sorted(set(range(1000)) - set(plain.tokens))[:8]
+        plain_f32 = generate(programs["target-f32"].model, prompt, STEPS)
+        reference = prompt + plain_f32.tokens
+        plain_ids[f"f32-{round_index}"] = plain_f32.tokens
         variants = {
             "plain": (programs["target"], None),
             "lookup": (programs["target"], LookupDrafter(max_draft=5)),
             "draft-4l": (programs["target"], DraftModel(programs["draft"].model)),
             "draft-int4": (programs["target"], DraftModel(programs["draft-int4"].model)),
-            "rejected": (programs["target"], _Rejected(never)),
+            "rejected": (programs["target"], _Rejected(never, free_to_ask=True)),
+            "rejected-paused": (programs["target"], _Rejected(never, free_to_ask=False)),
             "static": (programs["static"], None),
             "static-lookup": (programs["static"], LookupDrafter(max_draft=5)),
+            "plain-f32": (programs["target-f32"], None),
         }
+        for q in CONTROLLED:
+            variants[f"controlled-{q:.2f}"] = (programs["target-f32"], _Controlled(reference, q, round_index))
         variants["llamacpp"] = variants["llamacpp-lookup"] = (None, None)
         order = list(variants)
         order = order[round_index % len(order):] + order[: round_index % len(order)]  # interleaved
@@ -186,11 +237,11 @@ def run(work: Path, rounds: int) -> dict:
             row["decode_tok_s"].append((stats.generated - 1) / stats.decode_s)
             row["acceptance"].append(stats.acceptance)
             row["calls"].append(stats.calls)
-            row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, plain.tokens)) if a != b),
+            expected = plain_f32 if program is programs["target-f32"] else plain
+            row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, expected.tokens)) if a != b),
                                         None))
         print(f"round {round_index + 1}/{rounds} done", flush=True)
-    truncation = _truncation_cost(programs["target"], [128, 256, 500])
-    return {"rounds": rounds, "variants": results, "truncation_ms": truncation}
+    return {"rounds": rounds, "variants": results, "call_costs": _call_costs(programs["target"], [128, 256, 500])}
 
 
 def report(measured: dict, made: dict, out: Path) -> str:
@@ -208,7 +259,8 @@ def report(measured: dict, made: dict, out: Path) -> str:
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, row in variants.items():
         speed = row["decode_tok_s"]
-        ratios = [s / p for s, p in zip(speed, plain)]
+        base = variants["plain-f32"]["decode_tok_s"] if name == "plain-f32" or name.startswith("controlled") else plain
+        ratios = [s / p for s, p in zip(speed, base)]
         accepted = [a for a in row["acceptance"] if a is not None]
         acceptance = f"{100 * statistics.median(accepted):.0f} %" if accepted else "-"
         calls = f"{statistics.median(row['calls']):.0f}" if row["calls"] else "–"
@@ -219,9 +271,16 @@ def report(measured: dict, made: dict, out: Path) -> str:
         lines.append(f"| {name} | {statistics.median(speed):.1f} [{min(speed):.1f}, {max(speed):.1f}] | "
                      f"{statistics.median(ratios):.2f} [{min(ratios):.2f}, {max(ratios):.2f}] | {acceptance} | "
                      f"{calls} | {same} |")
-    lines += ["", "Going back (cutting every cache by 4 positions; the time of the call that does it minus a "
-              "plain step's):", "", "| Positions held | ms |", "| ---: | ---: |"]
-    lines += [f"| {length} | {ms:.1f} |" for length, ms in measured["truncation_ms"].items()]
+    costs = measured["call_costs"]
+    lines += ["", f"Rows `plain-f32` and `controlled-<q>` run the target in f32; their ratios are to plain-f32. "
+              "A controlled drafter proposes plain greedy decoding's next tokens, each right with probability q "
+              "(a wrong id otherwise): the speed at a chosen acceptance, whatever drafts it.", "",
+              f"What a call costs (the int8 target, at {costs['step_ms']:.1f} ms a plain step): a call of "
+              f"{WIDE} tokens {costs['wide_ms']:.1f} ms; a call whose token count differs from the last one's "
+              f"{costs['width_change_ms']:.1f} ms more (OpenVINO prepares its graph for the new shapes: "
+              "speculative calls therefore keep one width); going back 4 positions, between calls of "
+              f"{WIDE} tokens:", "", "| Positions held | ms |", "| ---: | ---: |"]
+    lines += [f"| {length} | {ms:.1f} |" for length, ms in costs["cut_ms"].items()]
     if made:
         lines += ["", "Export times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in made.items())]
     text = "\n".join(lines) + "\n"
