@@ -171,7 +171,10 @@ bench-int8: build
 # kernels, native OpenVINO and OpenVINO GenAI, interleaved; peak RSS; greedy ids against eager. About an hour.
 # Report in bench/results/llm-<date>.md, .png and .json. LLM_ROUNDS: rounds per size and format.
 LLM_ROUNDS ?= 4
+# llama.cpp's OpenVINO backend (a variant of bench-llm and bench-llm-sizes) builds against OpenCL too.
+LLAMACPP_PACKAGES := ocl-icd-opencl-dev opencl-headers
 bench-llm: build venv-bench
+	@bash scripts/install_system_packages.sh $(LLAMACPP_PACKAGES)
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS)
 
 # optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO
@@ -184,13 +187,19 @@ bench-hf-recipe: build venv-bench venv-optimum
 		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
 
 # The sizes users run (issue 30): Llamas of SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes, int8
-# and int4, prompts of 128 (and 1024 at 360M), 128 generated tokens; ours through ExecuTorch's runner,
-# OpenVINO GenAI (default and f32) and llama.cpp (built once from llama-cpp-python's sdist) in the same
-# rounds. Hours at 1B on 2 cores: LLM_SIZES picks sizes. Report in bench/results/llm-<date>.md.
+# and int4 (and fp32 at 360M), prompts of 128 (and 1024 at 360M), 128 generated tokens; ours through
+# ExecuTorch's runner, OpenVINO GenAI (default and f32) and llama.cpp (built once from llama-cpp-python's
+# sdist: its CPU backend, and its OpenVINO backend against the openvino wheel, which needs OpenCL's
+# Debian packages) in the same rounds. Hours at 1B on 2 cores: LLM_SIZES picks sizes. Reports in
+# bench/results/llm-<date>.md.
 LLM_SIZES ?= smollm2-360m,smollm2-360m-p1024,qwen2.5-0.5b,llama3.2-1b
+LLM_SIZES_VARIANTS = ours,ours-runner,genai,genai-default,llamacpp,llamacpp-openvino
 bench-llm-sizes: build venv-bench
+	@bash scripts/install_system_packages.sh $(LLAMACPP_PACKAGES)
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) --formats int8,int4 \
-		--variants ours,ours-runner,genai,genai-default,llamacpp
+		--variants $(LLM_SIZES_VARIANTS)
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes smollm2-360m --formats fp32 \
+		--variants $(LLM_SIZES_VARIANTS)
 
 # Speculative decoding (prompt lookup, a draft model), drafts that never land, static caches, a drafter
 # of controlled acceptance, and what a call costs (going back, a change of width), against plain

@@ -37,7 +37,7 @@ paths.on_path(paths.PYTHON)
 import llm_setup  # noqa: E402
 
 ALL_VARIANTS = (list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.OV_VARIANTS)
-                + [llm_setup.LLAMACPP])
+                + list(llm_setup.LLAMACPP_BACKENDS))
 TIMEOUTS = {"prepare": 1200, "export": 3600, "export-ov": 3600, "probe": 1200, "rounds": 7200}
 
 
@@ -154,8 +154,8 @@ def measure(size_name: str, formats: List[str], variants: List[str], rounds: int
             entry = entries[variant]
             if (variant, fmt) in llm_setup.UNAVAILABLE:
                 entry["export"] = {"error": "n/a: " + llm_setup.UNAVAILABLE[variant, fmt]}
-            elif variant in llm_setup.RUNNER_VARIANTS:  # runs another variant's artifact
-                needed = llm_setup.RUNNER_VARIANTS[variant]
+            elif variant in llm_setup.SHARED_ARTIFACTS:  # runs another variant's artifact
+                needed = llm_setup.SHARED_ARTIFACTS[variant]
                 entry["export"] = entries.get(needed, {}).get("export") or {
                     "error": f"n/a: needs variant {needed} (exported before it)"}
             elif variant in llm_setup.ET_VARIANTS or variant == llm_setup.LLAMACPP:

@@ -38,6 +38,9 @@ DESCRIPTIONS = {
                         "weights as GGUF: F32, Q8_0, Q4_0 (its own int4, groups of 32); its llama-bench with a prompt "
                         "of the same length and the same number of generated tokens, 2 threads, in the same rounds; "
                         "peak RSS: its process's",
+    llm_setup.LLAMACPP_OPENVINO: "llama.cpp's own OpenVINO backend (ggml-openvino, the same source, built against "
+                                 "the openvino wheel's C++ package) on the same GGUF, the CPU device, stateful "
+                                 "(GGML_OPENVINO_STATEFUL_EXECUTION=1); llama-bench as above",
     GENAI_DEFAULT: "LLMPipeline with no properties (what a user gets: OpenVINO's default precision for this "
                    "CPU, bf16 where it has bf16 instructions, and its default KV cache precision)",
 }

@@ -184,23 +184,23 @@ class LlamaCppRunner:
     generated tokens (random ids: llama-bench returns no ids), two threads; its prompt and generation
     rates as this conversation's times. Its peak memory is the child process's."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, backend: str = "cpu"):
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llamacpp"))
         import llamacpp
 
-        self.llamacpp, self.path = llamacpp, path
+        self.llamacpp, self.path, self.backend = llamacpp, path, backend
         if not path.is_file():
             raise FileNotFoundError(path)
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
-        rates = self.llamacpp.bench(self.path, len(prompt), steps)
+        rates = self.llamacpp.bench(self.path, len(prompt), steps, backend=self.backend)
         return Conversation(prefill_ms=len(prompt) * 1e3 / rates["prompt_tok_s"],
                             decode_ms=steps * 1e3 / rates["decode_tok_s"], ids=None, logits=None)
 
 
 def make_runner(variant: str, fmt: str, work: Path):
-    if variant == llm_setup.LLAMACPP:
-        return LlamaCppRunner(work / f"llamacpp-{fmt}.gguf")
+    if variant in llm_setup.LLAMACPP_BACKENDS:
+        return LlamaCppRunner(work / f"{llm_setup.LLAMACPP}-{fmt}.gguf", llm_setup.LLAMACPP_BACKENDS[variant])
     if variant in llm_setup.OV_VARIANTS:
         folder = work / f"ov-{fmt}"
         if variant == "native":
@@ -243,7 +243,7 @@ def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> 
     talk = runner.conversation(prompt, steps, keep_logits=True)
     load_ms += talk.get("runner_load_ms", 0)  # ExecuTorch's runner loads at its first generate
     peak = peak_kb()
-    if variant == llm_setup.LLAMACPP:  # its own process: all of its memory is what it added
+    if variant in llm_setup.LLAMACPP_BACKENDS:  # its own process: all of its memory is what it added
         import resource
 
         baseline, peak = 0, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -333,8 +333,12 @@ OV_VARIANTS = ("native", "genai", "genai-sdpa", "genai-default")
 # its C++ generation loop behind Python bindings) on ours' program.
 RUNNER_VARIANTS = {"ours-runner": "ours"}
 # llama.cpp's CPU backend (bench/llamacpp): the same weights as GGUF, F32 / Q8_0 / Q4_0, timed by its
-# own llama-bench in the same rounds.
+# own llama-bench in the same rounds; and llama.cpp's OpenVINO backend on the same GGUF.
 LLAMACPP = "llamacpp"
+LLAMACPP_OPENVINO = "llamacpp-openvino"
+LLAMACPP_BACKENDS = {LLAMACPP: "cpu", LLAMACPP_OPENVINO: "openvino"}
+# Variants that run another variant's artifact: the runner variants, and llama.cpp's OpenVINO backend.
+SHARED_ARTIFACTS = {**RUNNER_VARIANTS, LLAMACPP_OPENVINO: LLAMACPP}
 LLAMACPP_TYPES = {"fp32": None, "int8": "Q8_0", "int4": "Q4_0"}
 
 
