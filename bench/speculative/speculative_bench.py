@@ -19,6 +19,9 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
 - controlled-<q>: the target in f32 (where a call's ids do not depend on how many tokens it carries)
   with a drafter that proposes plain greedy decoding's next tokens, each right with probability q:
   decode speed against a chosen acceptance, the drafter's quality taken out (ratios to plain-f32);
+- genai, genai-lookup: OpenVINO GenAI's LLMPipeline on optimum-intel's int8 IR of the same weights (the
+  equivalent Hugging Face Llama; bench/llm/llm_setup), no properties (what its users get), plain and
+  with its own prompt lookup (prompt_lookup=True, 5 drafts, n-grams up to 3), the same prompt ids;
 - llamacpp, llamacpp-lookup: llama.cpp's CPU backend on the same weights as GGUF Q8_0 (bench/llamacpp):
   llama-bench (plain decode), llama-lookup (its prompt lookup decoding, 5 drafts), the same prompt
   (ASCII text: the GGUF's byte vocabulary makes each character the id ours is given).
@@ -43,7 +46,7 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "python"), str(REPO / "bench" / "llamacpp")]
+sys.path[:0] = [str(REPO / "python"), str(REPO / "bench"), str(REPO / "bench" / "llamacpp"), str(REPO / "bench" / "llm")]
 
 SHAPE = dict(dim=576, n_layers=30, n_heads=9, n_kv_heads=3, hidden_dim=1536, vocab_size=49152)
 CONTEXT = 512
@@ -96,6 +99,10 @@ def prepare(work: Path) -> dict:
         if not path.exists():
             made[name] = _export(model, path, **options)
             print(f"exported {name} in {made[name]:.0f} s", flush=True)
+    if not (work / "ov-int8" / "openvino_model.xml").exists():
+        began = time.perf_counter()
+        _export_genai(target, work)
+        made["genai"] = time.perf_counter() - began
     if not (work / "target-Q8_0.gguf").exists():
         import llamacpp
 
@@ -107,6 +114,35 @@ def prepare(work: Path) -> dict:
         f32.unlink()
         made["llamacpp"] = time.perf_counter() - began
     return made
+
+
+def _export_genai(target, work: Path) -> Path:
+    """optimum-intel's int8 IR (work/ov-int8) of the Hugging Face Llama holding the target's weights."""
+    import llm_setup
+
+    size = llm_setup.Size("smollm2-135m", dim=SHAPE["dim"], layers=SHAPE["n_layers"], heads=SHAPE["n_heads"],
+                          kv_heads=SHAPE["n_kv_heads"], hidden=SHAPE["hidden_dim"], vocab=SHAPE["vocab_size"],
+                          context=CONTEXT)
+    llm_setup.hf_model(size, target).save_pretrained(work / "hf")
+    return llm_setup.export_ov("int8", size, work)
+
+
+def _genai_decode(pipe, prompt, lookup: bool) -> float:
+    """Decode tokens/s of LLMPipeline on `prompt` (ids), greedy, STEPS tokens: after its first token, as
+    ours' are counted (its own clock: the wall time of generate() less its TTFT)."""
+    import openvino as ov
+    import openvino_genai
+
+    config = openvino_genai.GenerationConfig()
+    config.max_new_tokens, config.ignore_eos, config.do_sample = STEPS, True, False
+    if lookup:
+        config.num_assistant_tokens, config.max_ngram_size = 5, 3
+    inputs = openvino_genai.TokenizedInputs(ov.Tensor(np.array([prompt], dtype=np.int64)),
+                                            ov.Tensor(np.ones((1, len(prompt)), dtype=np.int64)))
+    began = time.perf_counter()
+    result = pipe.generate(inputs, config)
+    wall_ms = (time.perf_counter() - began) * 1e3
+    return (len(result.tokens[0]) - 1) / ((wall_ms - result.perf_metrics.get_ttft().mean) / 1e3)
 
 
 def _prompt(rng) -> str:
@@ -196,6 +232,10 @@ def run(work: Path, rounds: int) -> dict:
     import llamacpp
 
     gguf = work / "target-Q8_0.gguf"
+    import openvino_genai
+
+    genai = {"genai": openvino_genai.LLMPipeline(str(work / "ov-int8"), "CPU"),
+             "genai-lookup": openvino_genai.LLMPipeline(str(work / "ov-int8"), "CPU", prompt_lookup=True)}
     for round_index in range(rounds):
         text = _prompt(rng)
         prompt = list(text.encode())
@@ -218,11 +258,15 @@ def run(work: Path, rounds: int) -> dict:
         }
         for q in CONTROLLED:
             variants[f"controlled-{q:.2f}"] = (programs["target-f32"], _Controlled(reference, q, round_index))
+        variants["genai"] = variants["genai-lookup"] = (None, None)
         variants["llamacpp"] = variants["llamacpp-lookup"] = (None, None)
         order = list(variants)
         order = order[round_index % len(order):] + order[: round_index % len(order)]  # interleaved
         for name in order:
             row = results.setdefault(name, {"decode_tok_s": [], "acceptance": [], "calls": [], "same_ids": []})
+            if name in genai:
+                row["decode_tok_s"].append(_genai_decode(genai[name], prompt, lookup=name == "genai-lookup"))
+                continue
             if name == "llamacpp":
                 row["decode_tok_s"].append(llamacpp.bench(gguf, PROMPT, STEPS)["decode_tok_s"])
                 continue
@@ -253,8 +297,10 @@ def report(measured: dict, made: dict, out: Path) -> str:
              f"tokens, {STEPS} greedy tokens; {measured['rounds']} interleaved rounds; 2 cores. Every variant "
              "through `executorch_openvino.generation.generate`. Ratio: decode tokens/s over plain's, per round, "
              "median [min, max].", "",
-             "llama.cpp's rows: its own tools on the same weights as Q8_0 (its int8), the same prompt; its "
-             "decode speed as they report it.", "",
+             "GenAI's rows: LLMPipeline on optimum-intel's int8 IR of the same weights, no properties, plain "
+             "and with its own prompt lookup (5 drafts), the same prompt ids; its decode speed after its first "
+             "token. llama.cpp's rows: its own tools on the same weights as Q8_0 (its int8), the same prompt; "
+             "its decode speed as they report it.", "",
              "| Variant | Decode tok/s (median [min, max]) | × plain | Acceptance | Model calls | Ids = plain greedy's |",
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, row in variants.items():
