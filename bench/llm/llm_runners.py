@@ -107,13 +107,15 @@ class NativeRunner:
 class GenaiRunner:
     """openvino_genai.LLMPipeline on the same IR, fed token ids (TokenizedInputs: no tokenizer is
     involved), greedy, ignore_eos, steps + 1 new tokens (the first comes from the prompt, as ours' does:
-    `steps` decode calls each). Timed by us around generate() and by its perf metrics (TTFT, TPOT)."""
+    `steps` decode calls each). Timed by us around generate() and by its perf metrics (TTFT, TPOT).
+    With `prompt_lookup`, its own prompt-lookup decoding (5 drafts, n-grams up to 3)."""
 
-    def __init__(self, folder: Path, properties: Optional[Dict[str, str]]):
+    def __init__(self, folder: Path, properties: Optional[Dict[str, str]], prompt_lookup: bool = False):
         import openvino_genai
 
-        self.genai = openvino_genai
-        self.pipe = openvino_genai.LLMPipeline(str(folder), "CPU", **(properties or {}))
+        self.genai, self.prompt_lookup = openvino_genai, prompt_lookup
+        extra = {"prompt_lookup": True} if prompt_lookup else {}
+        self.pipe = openvino_genai.LLMPipeline(str(folder), "CPU", **(properties or {}), **extra)
 
     def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> Conversation:
         import openvino as ov
@@ -122,6 +124,8 @@ class GenaiRunner:
         # Not min_new_tokens: below it GenAI's sampler never picks the end token, which then changes the ids.
         config.max_new_tokens = steps + 1
         config.ignore_eos, config.do_sample = True, False
+        if self.prompt_lookup:
+            config.num_assistant_tokens, config.max_ngram_size = 5, 3
         inputs = self.genai.TokenizedInputs(ov.Tensor(np.array([prompt], dtype=np.int64)),
                                             ov.Tensor(np.ones((1, len(prompt)), dtype=np.int64)))
         start = time.perf_counter()

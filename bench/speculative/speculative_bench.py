@@ -127,24 +127,6 @@ def _export_genai(target, work: Path) -> Path:
     return llm_setup.export_ov("int8", size, work)
 
 
-def _genai_decode(pipe, prompt, lookup: bool) -> float:
-    """Decode tokens/s of LLMPipeline on `prompt` (ids), greedy, STEPS tokens: after its first token, as
-    ours' are counted (its own clock: the wall time of generate() less its TTFT)."""
-    import openvino as ov
-    import openvino_genai
-
-    config = openvino_genai.GenerationConfig()
-    config.max_new_tokens, config.ignore_eos, config.do_sample = STEPS, True, False
-    if lookup:
-        config.num_assistant_tokens, config.max_ngram_size = 5, 3
-    inputs = openvino_genai.TokenizedInputs(ov.Tensor(np.array([prompt], dtype=np.int64)),
-                                            ov.Tensor(np.ones((1, len(prompt)), dtype=np.int64)))
-    began = time.perf_counter()
-    result = pipe.generate(inputs, config)
-    wall_ms = (time.perf_counter() - began) * 1e3
-    return (len(result.tokens[0]) - 1) / ((wall_ms - result.perf_metrics.get_ttft().mean) / 1e3)
-
-
 def _prompt(rng) -> str:
     """PROMPT characters of ASCII text (no "ab": the GGUF's one merge), so ids = bytes on both sides."""
     letters = np.array(list("bcdefghijklmnopqrstuvwxyz ,."))
@@ -228,23 +210,20 @@ def run(work: Path, rounds: int) -> dict:
                 for name in ("target", "static", "target-f32", "draft", "draft-int4")}
     rng = np.random.default_rng(0)
     results = {}
-    plain_ids = {}
     import llamacpp
 
     gguf = work / "target-Q8_0.gguf"
-    import openvino_genai
+    from llm_runners import GenaiRunner
 
-    genai = {"genai": openvino_genai.LLMPipeline(str(work / "ov-int8"), "CPU"),
-             "genai-lookup": openvino_genai.LLMPipeline(str(work / "ov-int8"), "CPU", prompt_lookup=True)}
+    genai = {name: GenaiRunner(work / "ov-int8", None, prompt_lookup=name == "genai-lookup")
+             for name in ("genai", "genai-lookup")}
     for round_index in range(rounds):
         text = _prompt(rng)
         prompt = list(text.encode())
         plain = generate(programs["target"].model, prompt, STEPS)
-        plain_ids[round_index] = plain.tokens
         never = sorted(set(range(1000)) - set(plain.tokens))[:8]
         plain_f32 = generate(programs["target-f32"].model, prompt, STEPS)
         reference = prompt + plain_f32.tokens
-        plain_ids[f"f32-{round_index}"] = plain_f32.tokens
         variants = {
             "plain": (programs["target"], None),
             "lookup": (programs["target"], LookupDrafter(max_draft=5)),
@@ -265,7 +244,9 @@ def run(work: Path, rounds: int) -> dict:
         for name in order:
             row = results.setdefault(name, {"decode_tok_s": [], "acceptance": [], "calls": [], "same_ids": []})
             if name in genai:
-                row["decode_tok_s"].append(_genai_decode(genai[name], prompt, lookup=name == "genai-lookup"))
+                # As ours' are counted: STEPS tokens, the decode time after the first (its wall time less TTFT).
+                talk = genai[name].conversation(prompt, STEPS - 1)
+                row["decode_tok_s"].append((STEPS - 1) / (talk["own_decode_ms"] / 1e3))
                 continue
             if name == "llamacpp":
                 row["decode_tok_s"].append(llamacpp.bench(gguf, PROMPT, STEPS)["decode_tok_s"])

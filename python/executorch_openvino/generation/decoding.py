@@ -228,4 +228,4 @@ class LookupDrafter:
         self._lookup = PromptLookup(max_ngram=max_ngram, min_ngram=min_ngram, max_draft=max_draft, chain=True)
 
     def draft(self, history: Sequence[int], limit: int) -> List[int]:
-        return self._lookup.draft(history)[:limit]
+        return self._lookup.draft(history, limit)

@@ -17,7 +17,7 @@ indexed anew.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -39,16 +39,17 @@ class PromptLookup:
         # are not in it until a token follows them, so a lookup never finds the suffix itself.
         self._last_start: Dict[Tuple[int, ...], int] = {}
 
-    def draft(self, history: Sequence[int]) -> List[int]:
-        """Up to max_draft tokens guessed to follow `history`; [] when none of its final n-grams
-        occurred before."""
+    def draft(self, history: Sequence[int], limit: Optional[int] = None) -> List[int]:
+        """Up to max_draft (or `limit`, if fewer) tokens guessed to follow `history`; [] when none of
+        its final n-grams occurred before."""
         tokens = history.tolist() if isinstance(history, np.ndarray) else list(history)
         if tokens[:len(self._tokens)] != self._tokens:
             self._tokens, self._last_start = [], {}
         self._index(tokens)
+        most = self.max_draft if limit is None else min(limit, self.max_draft)
         drafts: List[int] = []
-        while len(drafts) < self.max_draft:
-            found = self._continuation(tokens, drafts, self.max_draft - len(drafts))
+        while len(drafts) < most:
+            found = self._continuation(tokens, drafts, most - len(drafts))
             drafts += found
             if not found or not self.chain:
                 break
