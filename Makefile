@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-memory-phases bench-hf-recipe clean distclean
 
 all: build
 
@@ -210,12 +210,15 @@ bench-speculative: build venv-bench
 
 # Why decode speeds differ (issue 30): compressed linear layers in native OpenVINO, every weight form, on
 # large matrices and a decoder's small ones, beside llama.cpp's kernels (fc-kernels-<date>.md, about 5
-# minutes); and OpenVINO's LLM options on ours' 360M program, speed and accuracy (llm-options-<date>.md,
-# about 15 minutes with the exports).
+# minutes); OpenVINO's LLM options on ours' 360M program, speed and accuracy (llm-options-<date>.md,
+# about 15 minutes with the exports); and where its memory comes from, phase by phase, beside native
+# OpenVINO on the same IR (memory-phases-<date>.md, about 10 minutes with the exports).
 bench-kernels: venv-bench
 	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
 bench-llm-options: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
+bench-memory-phases: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/memory_phases.py --size smollm2-360m --formats int8,int4
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1

@@ -79,8 +79,9 @@ def extract_ir(pte: Path, folder: Path) -> Path:
 class IrStep:
     """ours' IR driven natively: step(tokens, position) -> the last position's logits (a copy)."""
 
-    def __init__(self, core, xml: Path, properties: Dict[str, str], rope: Dict[str, torch.Tensor]):
-        compiled = core.compile_model(str(xml), "CPU", {**LATENCY, **properties})
+    def __init__(self, core, model, properties: Dict[str, str], rope: Dict[str, torch.Tensor]):
+        """`model`: the IR's .xml path, or an ov.Model already read."""
+        compiled = core.compile_model(str(model) if isinstance(model, Path) else model, "CPU", {**LATENCY, **properties})
         self.request = compiled.create_infer_request()
         self.cos, self.sin = rope["cos"].numpy(), rope["sin"].numpy()
         self.ports: List[tuple] = []
