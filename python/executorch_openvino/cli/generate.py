@@ -56,9 +56,9 @@ def register(subparsers) -> None:
                       help="the chat template: a tokenizer_config.json or a .jinja file (implies --chat)")
     loop.add_argument("--system", help="a system prompt (with the chat template)")
     loop.add_argument("--lookup", action="store_true",
-                      help="speculative decoding with drafts looked up in the conversation (greedy only)")
+                      help="speculative decoding with drafts looked up in the conversation")
     loop.add_argument("--draft", type=Path, metavar="DRAFT.pte",
-                      help="speculative decoding with a smaller model of the same vocabulary (greedy only)")
+                      help="speculative decoding with a smaller model of the same vocabulary")
     loop.add_argument("--max-draft", type=positive(int), default=5, metavar="N", help="drafts per step (default 5)")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")

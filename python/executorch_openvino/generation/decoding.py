@@ -6,9 +6,15 @@ position: a program lowered with executorch_openvino forgets the positions from 
 caches cut back), an eager model's static cache overwrites them. Speculative decoding relies on
 that: the last token and k drafts go in one call at the next position, the longest run of drafts the
 model itself would have chosen is kept with the token the model chose after it, and the next call
-starts right after them. Greedy, its tokens are plain greedy decoding's; a model that returns only
-the last position's logits cannot verify drafts and is refused. When to draft and how many tokens a
-call carries: draft_schedule.py.
+starts right after them. Greedy, its tokens are plain greedy decoding's. Sampling, each position's
+token is drawn from the model's distribution there, as plain sampling draws it, and a draft is kept
+when the draw is that draft: the first draw that differs is the token chosen there, and is not drawn
+again. Every token is thus distributed as in plain sampling, whatever the drafter proposes (for a
+deterministic drafter, as lookup and a greedy draft program are, this is speculative sampling's
+acceptance rule, min(1, p/q) with q all on the draft); under one seed the ids differ from plain
+sampling's, since the draws are spent differently. A model that returns only the last position's
+logits cannot verify drafts and is refused. When to draft and how many tokens a call carries:
+draft_schedule.py.
 """
 
 from __future__ import annotations
@@ -99,14 +105,12 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
     """Continues a conversation: `prompt` fed from `start` (the model holds `history`, the
     `start` tokens before it, or is at a new conversation when start is 0), then up to
     max_new_tokens chosen. `on_token(id)` sees each token as it is chosen and returns True to stop.
-    With a drafter, decoding is speculative (greedy only)."""
+    With a drafter, decoding is speculative, greedy or sampling."""
     if max_new_tokens < 0:
         raise ValueError("max_new_tokens is negative")
     if len(history) != start:
         raise ValueError(f"the history holds {len(history)} tokens but the prompt starts at position {start}")
     if drafter is not None:
-        if sampling.temperature != 0:
-            raise ValueError("speculative decoding here is greedy: set temperature 0, or decode without drafts")
         if not model.all_logits:
             raise ValueError("speculative decoding needs the logits of every position a call is given; this "
                              "program returns the last one's only (export it with full logits: ExecuTorch's "
@@ -156,9 +160,13 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
             drafts, proposed = schedule.drafts(conversation, span)
         rows = _rows(model.step([token] + drafts, position), 1 + len(drafts))
         stats.calls += 1
-        accepted = 0  # drafts the model itself chooses (the greedy sampler, so a penalty applies too)
+        # Drafts the model itself chooses (its sampler's choice, so a penalty applies too); the choice
+        # that differs from a draft is the token there, never drawn again (that would favour the draft).
+        accepted, differing = 0, None
         for row in rows[:-1] if drafts else ():
-            if sampler.next_token(row, conversation + drafts[:accepted]) != drafts[accepted]:
+            choice = sampler.next_token(row, conversation + drafts[:accepted])
+            if choice != drafts[accepted]:
+                differing = choice
                 break
             accepted += 1
         stats.drafted += proposed
@@ -173,7 +181,8 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
                 break
         if done:
             break
-        token = sampler.next_token(rows[accepted if drafts else -1], conversation)
+        token = differing if differing is not None else sampler.next_token(rows[accepted if drafts else -1],
+                                                                            conversation)
         if schedule is not None and not drafts:
             schedule.chosen(token)
         done = take(token)

@@ -1,6 +1,7 @@
 """`executorch-openvino generate` with the options ExecuTorch's runner lacks, through this package's
 loop (llm/text_generation.py): greedy text equal to eager PyTorch's, speculative decoding (prompt
-lookup, a draft program) printing the same text, stop strings, a seed that fixes sampled text, the
+lookup, a draft program) printing the same text, stop strings, a seed that fixes sampled text (plain or
+speculative), the
 chat template from tokenizer_config.json with a system prompt, and bad options refused."""
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ def test_a_seed_fixes_the_sampled_text(files):
     sampled = ["--temperature", "1.0", "--top-k", "50", "--top-p", "0.95", "--repetition-penalty", "1.2"]
     first, again, other = (_text(_run(folder, *sampled, "--seed", seed)) for seed in ("5", "5", "6"))
     assert first == again and first != other
+    # Speculative sampling: the seed fixes its text too (other draws than plain sampling's); near greedy,
+    # so that the random-weight model's loops give lookup drafts.
+    looked_up = [_run(folder, "--temperature", "0.05", "--seed", "5", "--lookup") for _ in range(2)]
+    assert _text(looked_up[0]) == _text(looked_up[1]) and "drafts accepted" in looked_up[0].stdout
 
 
 def test_the_chat_template_lays_out_the_system_prompt_and_the_question(files):
@@ -104,7 +109,6 @@ def test_the_chat_template_lays_out_the_system_prompt_and_the_question(files):
 
 @pytest.mark.parametrize("options, message", [
     (["--top-p", "0"], "top_p must be in (0, 1]"),
-    (["--lookup", "--temperature", "0.7"], "speculative decoding here is greedy"),
     (["--system", "x"], "a system prompt needs the chat template"),
     (["--draft", "/nowhere.pte"], "no such file (the draft model)"),
 ])
