@@ -2,8 +2,9 @@
 (PyPI, the only source this machine reaches), its CPU backend, and the same weights written as GGUF.
 
 - `build()` downloads the sdist once (pip download), builds llama-bench, llama-quantize and
-  llama-lookup with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache folder (EXECUTORCH_OPENVINO_LLAMACPP_DIR,
-  default ~/.cache/executorch_openvino/llamacpp); a few minutes on 2 cores, once.
+  llama-lookup with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache
+  folder (EXECUTORCH_OPENVINO_LLAMACPP_DIR, default ~/.cache/executorch_openvino/llamacpp); a few
+  minutes on 2 cores, once.
 - `write_gguf()` writes ExecuTorch's Llama (Meta's layout: rotary pairs of neighbouring channels, as
   llama.cpp's) as an F32 GGUF with a byte-level vocabulary of the model's size (the first 256 ids
   are bytes, so any text tokenizes, about one id per byte; the rest are placeholders): speed and
