@@ -76,6 +76,13 @@ def extract_ir(pte: Path, folder: Path) -> Path:
     return folder / "model.xml"
 
 
+def rope_tables(size) -> Dict[str, torch.Tensor]:
+    """The rotary tables ours' IR takes as inputs (cos, sin: one row per position), as the model has them."""
+    model = llm_setup.et_model(size)
+    rope = model.layers[0].attention.rope
+    return {"cos": rope.freqs_cos.detach().clone(), "sin": rope.freqs_sin.detach().clone()}
+
+
 class IrStep:
     """ours' IR driven natively: step(tokens, position) -> the last position's logits (a copy)."""
 
@@ -144,8 +151,7 @@ def run_format(size, fmt: str, work: Path, rounds: int, steps: int) -> dict:
         pte = llm_setup.export_et("ours", fmt, size, work)
         export_s = time.perf_counter() - start
     xml = extract_ir(pte, work / f"ours-{fmt}-ir")
-    model = llm_setup.et_model(size)
-    rope = {"cos": model.layers[0].attention.rope.freqs_cos.detach(), "sin": model.layers[0].attention.rope.freqs_sin.detach()}
+    rope = rope_tables(size)
     core = ov.Core()
     prompt = llm_setup.round_prompt(size, work, -1)
 

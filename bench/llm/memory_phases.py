@@ -81,7 +81,7 @@ def child(subject: str, size, fmt: str, work: Path) -> dict:
         if subject == "native-file":
             model = phases.run("read", lambda: core.read_model(str(ir / "model.xml")))
         else:
-            def read():
+            def read():  # the buffer is returned so that it stays alive: the model reads it in place
                 weights = np.fromfile(ir / "model.bin", dtype=np.uint8)
                 return weights, core.read_model((ir / "model.xml").read_bytes(), ov.Tensor(weights, shared_memory=True))
             weights, model = phases.run("read", read)
@@ -98,10 +98,7 @@ def child(subject: str, size, fmt: str, work: Path) -> dict:
 
 
 def run(size, formats: List[str], work: Path) -> Dict[str, dict]:
-    model = llm_setup.et_model(size)
-    torch.save({"cos": model.layers[0].attention.rope.freqs_cos.detach().clone(),
-                "sin": model.layers[0].attention.rope.freqs_sin.detach().clone()}, work / ROPE)
-    del model
+    torch.save(llm_options.rope_tables(size), work / ROPE)
     results = {}
     for fmt in formats:
         pte = work / f"ours-{fmt}.pte"
