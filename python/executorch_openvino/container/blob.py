@@ -186,9 +186,11 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
         raise ValueError("the IR XML is empty")
     if named_weights is not None and ir_weights:
         raise ValueError("the IR's weights go either in the blob or in named data, not both")
-    sections = [(SECTION_IR_XML, bytes(ir_xml))]
+    # Payloads are read where they lie and copied once, into the joined blob: at an LLM's size each
+    # further copy of the weights costs seconds and their size in memory again.
+    sections = [(SECTION_IR_XML, memoryview(ir_xml).cast("B"))]
     if named_weights is None:
-        sections.append((SECTION_IR_WEIGHTS, bytes(ir_weights)))
+        sections.append((SECTION_IR_WEIGHTS, memoryview(ir_weights).cast("B")))
     else:
         sections.append((SECTION_NAMED_WEIGHTS, _named_weights_payload(named_weights)))
     sections += [(SECTION_PRECOMPILED, _precompiled_payload(model)) for model in precompiled]
@@ -205,16 +207,18 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
         offset = _align(offset + len(payload))
     total = entries[-1][2] + entries[-1][3]
 
-    out = bytearray(total)
+    header = bytearray(header_size)
     minor = max(_MINOR_OF_KIND.get(kind, 1) for kind, _ in sections)
     flags = FLAG_NAMED_WEIGHTS if named_weights is not None else 0
-    _HEADER.pack_into(out, 0, MAGIC, MAJOR_VERSION, minor, header_size, len(sections), total, flags, 0)
+    _HEADER.pack_into(header, 0, MAGIC, MAJOR_VERSION, minor, header_size, len(sections), total, flags, 0)
     for i, entry in enumerate(entries):
-        _ENTRY.pack_into(out, _HEADER.size + i * _ENTRY.size, *entry)
+        _ENTRY.pack_into(header, _HEADER.size + i * _ENTRY.size, *entry)
+    struct.pack_into("<I", header, _CRC_OFFSET, zlib.crc32(header))
+    pieces, end = [header], header_size
     for (_, payload), (_, _, start, length) in zip(sections, entries):
-        out[start : start + length] = payload
-    struct.pack_into("<I", out, _CRC_OFFSET, zlib.crc32(bytes(out[:header_size])))
-    return bytes(out)
+        pieces += [bytes(start - end), payload]
+        end = start + length
+    return b"".join(pieces)
 
 
 @dataclass(frozen=True)
