@@ -1,9 +1,10 @@
 """Layers the delegate takes whole, renamed before ExecuTorch's to_edge decomposes them.
 
-Recurrent layers (aten.lstm / aten.gru) and attention (aten.scaled_dot_product_attention) become
-operators of this package with the same schema, which ExecuTorch leaves alone; fx_passes turns them
-back into ATen (fx_passes/ops/whole_ops.py says why each is kept whole). A layer is renamed only when
-the node support takes it renamed and skip_ops does not name it; the others decompose as usual.
+Recurrent layers (aten.lstm / aten.gru), attention (aten.scaled_dot_product_attention) and the bit
+shift that unpacks a stored weight (NNCF's int4) become operators of this package with the same
+schema, which ExecuTorch leaves alone; fx_passes turns them back into ATen (fx_passes/ops/whole_ops.py
+says why each is kept whole). A node is renamed only when the node support takes it renamed and
+skip_ops does not name it; the others decompose as usual.
 
 Self-attention whose query and key lengths are both dynamic (an encoder without a cache) is left to
 the usual decomposition: OpenVINO 2026.4's CPU plugin fuses that attention into a Snippets MHA
@@ -20,7 +21,7 @@ import logging
 import torch
 
 from ..fx_graph import op_name
-from ..fx_passes.ops.whole_ops import ATEN_OF, ATEN_SDPA, KEPT_WHOLE
+from ..fx_passes.ops.whole_ops import ATEN_OF, ATEN_SDPA, ATEN_SHIFT, KEPT_WHOLE
 from .op_support import NodeSupport
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ def keep_whole(exported_program, support: NodeSupport):
         if node.target is ATEN_SDPA and _dynamic_self_attention(node):
             logger.info("decomposing %s as usual: query and key lengths are both dynamic", node.name)
             continue
+        if node.target is ATEN_SHIFT and not reads_stored_weight(exported_program, node):
+            continue
         node.target = ours
         reason = support.reason_to_refuse(node)
         if reason is not None:
@@ -47,6 +50,15 @@ def keep_whole(exported_program, support: NodeSupport):
     if renamed:
         graph_module.recompile()
     return exported_program
+
+
+def reads_stored_weight(exported_program, node: torch.fx.Node) -> bool:
+    """Whether the node's first argument is a parameter, buffer or constant of the program."""
+    signature = exported_program.graph_signature
+    stored = set(signature.inputs_to_parameters) | set(signature.inputs_to_buffers) | set(
+        signature.inputs_to_lifted_tensor_constants)
+    source = node.args[0] if node.args else None
+    return isinstance(source, torch.fx.Node) and (source.op == "get_attr" or source.name in stored)
 
 
 def _dynamic_self_attention(node: torch.fx.Node) -> bool:

@@ -13,11 +13,18 @@ decomposition); here they become ATen again for the frontend.
         reshape of it with a dynamic length then fails to trace. Ours lays its output out as ATen's
         CPU kernel does in eager ([B, S, H, D] in memory), so models' transpose + view of it trace as
         they ran; here it is named back to ATen's.
+    executorch_openvino::weight_shift   aten.bitwise_right_shift.Tensor_Scalar on a stored weight, as NNCF
+        unpacks int4 weights. That shift is outside core ATen, so to_edge would keep it only when the
+        partitioner hands ExecuTorch a check function, which costs a whole retrace of the graph (a
+        sixth of an int4 LLM's export). Renamed, it needs none; here it becomes ATen's shift and its
+        rewrite (ops/bit_shifts.py), where constant folding has not computed it first.
 """
 
 from __future__ import annotations
 
 import torch
+
+from . import bit_shifts
 
 _LIBRARY = torch.library.Library("executorch_openvino", "DEF")
 _LIBRARY.define(
@@ -32,6 +39,7 @@ _LIBRARY.define(
     "sdpa(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, "
     "bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor"
 )
+_LIBRARY.define("weight_shift(Tensor self, Scalar other) -> Tensor")
 
 
 def _lstm(*args):
@@ -51,18 +59,24 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, 
     return out.contiguous()
 
 
-for _name, _impl in (("lstm", _lstm), ("gru", _gru), ("sdpa", _sdpa)):
+def _weight_shift(weight, amount):
+    return torch.ops.aten.bitwise_right_shift.Tensor_Scalar(weight, amount)
+
+
+for _name, _impl in (("lstm", _lstm), ("gru", _gru), ("sdpa", _sdpa), ("weight_shift", _weight_shift)):
     _LIBRARY.impl(_name, _impl, "CompositeExplicitAutograd")
     torch.library.register_fake(f"executorch_openvino::{_name}", _impl, lib=_LIBRARY)
 
 ATEN_SDPA = torch.ops.aten.scaled_dot_product_attention.default
 OUR_SDPA = torch.ops.executorch_openvino.sdpa.default
+ATEN_SHIFT = torch.ops.aten.bitwise_right_shift.Tensor_Scalar
 
 # ATen op -> ours, and back.
 KEPT_WHOLE = {
     torch.ops.aten.lstm.input: torch.ops.executorch_openvino.lstm.default,
     torch.ops.aten.gru.input: torch.ops.executorch_openvino.gru.default,
     ATEN_SDPA: OUR_SDPA,
+    ATEN_SHIFT: torch.ops.executorch_openvino.weight_shift.default,
 }
 ATEN_OF = {ours: aten for aten, ours in KEPT_WHOLE.items()}
 
@@ -72,4 +86,10 @@ def _sdpa_back_to_aten(graph_module, node):
     return None  # the node stays, renamed
 
 
-REWRITES = {"executorch_openvino.sdpa.default": _sdpa_back_to_aten}
+def _weight_shift_back_to_aten(graph_module, node):
+    node.target = ATEN_SHIFT
+    return bit_shifts.REWRITES["aten.bitwise_right_shift.Tensor_Scalar"](graph_module, node)
+
+
+REWRITES = {"executorch_openvino.sdpa.default": _sdpa_back_to_aten,
+            "executorch_openvino.weight_shift.default": _weight_shift_back_to_aten}
