@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-memory-phases bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-memory-phases bench-export-time bench-hf-recipe clean distclean
 
 all: build
 
@@ -187,12 +187,12 @@ bench-hf-recipe: build venv-bench venv-optimum
 		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
 
 # The sizes users run (issue 30): Llamas of SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes, int8
-# and int4 (and fp32 at 360M), prompts of 128 (and 1024 at 360M), 128 generated tokens; ours through
+# and int4 (and fp32 at 360M), prompts of 128 and 1024, 128 generated tokens; ours through
 # ExecuTorch's runner, OpenVINO GenAI (default and f32) and llama.cpp (built once from llama-cpp-python's
 # sdist: its CPU backend, and its OpenVINO backend against the openvino wheel, which needs OpenCL's
 # Debian packages) in the same rounds. Hours at 1B on 2 cores: LLM_SIZES picks sizes. Reports in
 # bench/results/llm-<date>.md.
-LLM_SIZES ?= smollm2-360m,smollm2-360m-p1024,qwen2.5-0.5b,llama3.2-1b
+LLM_SIZES ?= smollm2-360m,smollm2-360m-p1024,qwen2.5-0.5b,qwen2.5-0.5b-p1024,llama3.2-1b,llama3.2-1b-p1024
 LLM_SIZES_VARIANTS = ours,ours-runner,genai,genai-default,llamacpp,llamacpp-openvino
 bench-llm-sizes: build venv-bench
 	@bash scripts/install_system_packages.sh $(LLAMACPP_PACKAGES)
@@ -217,6 +217,11 @@ bench-kernels: venv-bench
 	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
 bench-llm-options: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
+# An LLM's export time (issue 30): ours (this checkout, and EXPORT_BEFORE's package) beside optimum-intel's,
+# SmolLM2-360M's shape, fp32 / int8 / int4, fresh processes alternating; about 25 minutes a round.
+EXPORT_BEFORE ?= 4eaa8e1
+bench-export-time: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/export_time.py --size smollm2-360m --before $(EXPORT_BEFORE) --rounds 2
 bench-memory-phases: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/memory_phases.py --size smollm2-360m --formats int8,int4
 

@@ -75,8 +75,12 @@ SIZES: Dict[str, Size] = {size.name: size for size in (
          prompt=1024, steps=128, group=64),
     Size("qwen2.5-0.5b", dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936, context=1280,
          prompt=128, steps=128),
+    Size("qwen2.5-0.5b-p1024", dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936, context=1280,
+         prompt=1024, steps=128),
     Size("llama3.2-1b", dim=2048, layers=16, heads=32, kv_heads=8, hidden=8192, vocab=128256, context=1280,
          prompt=128, steps=128),
+    Size("llama3.2-1b-p1024", dim=2048, layers=16, heads=32, kv_heads=8, hidden=8192, vocab=128256,
+         context=1280, prompt=1024, steps=128),
     # The smoke test's: seconds to export and run.
     Size("tiny", dim=64, layers=2, heads=4, kv_heads=2, hidden=128, vocab=256, context=32, prompt=8, steps=8,
          group=32),
