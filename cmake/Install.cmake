@@ -2,7 +2,7 @@
 # site-packages/executorch_openvino/ (scikit-build-core's wheel.install-dir):
 #   lib/libexecutorch_openvino.so
 #   lib/libexecutorch_openvino_state.so (Linux; opened at run time for OpenVINO's variable state)
-#   include/executorch_openvino/backend.h
+#   include/executorch_openvino/backend.h, generation.h, sampling.h (header-only generation)
 #   share/cmake/executorch_openvino/executorch_openvino{Config,ConfigVersion}.cmake
 #   bin/executorch-openvino-run
 include(CMakePackageConfigHelpers)

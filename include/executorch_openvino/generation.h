@@ -1,6 +1,6 @@
-// Greedy text generation, plain or speculative, over an ExecuTorch language-model program loaded
-// with executorch::extension::Module (header-only; C++17). The same loop as the Python package's
-// executorch_openvino.generation (docs/generation.md):
+// Text generation, greedy or sampled (sampling.h), plain or speculative, over an ExecuTorch
+// language-model program loaded with executorch::extension::Module (header-only; C++17). The same
+// loop as the Python package's executorch_openvino.generation (docs/generation.md):
 //
 //   Module module("model.pte");
 //   auto model = executorch_openvino::generation::TextModel::load(module);
@@ -10,8 +10,10 @@
 // Speculative decoding feeds the last token and k drafts in one call, keeps the longest run of drafts
 // the model itself would choose and the model's token after it, and starts the next call right after
 // them: a program lowered with executorch_openvino forgets the rejected positions (its grown caches
-// are cut back; docs/conversation-state.md). The ids are plain greedy decoding's. It needs a program
-// that returns every position's logits ([1, n, vocab]).
+// are cut back; docs/conversation-state.md). Greedy, the ids are plain greedy decoding's; sampling, each
+// position's token is drawn as plain sampling draws it and a draft is kept when the draw is that draft
+// (the first draw that differs is the token there), so every token is distributed as in plain
+// sampling. It needs a program that returns every position's logits ([1, n, vocab]).
 #pragma once
 
 #include <algorithm>
@@ -24,6 +26,8 @@
 
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor_ptr.h>
+
+#include "sampling.h"
 
 namespace executorch_openvino::generation {
 
@@ -263,15 +267,20 @@ struct Statistics {
   size_t accepted = 0;
 };
 
-// Greedy generation after `prompt` (a new conversation at position 0): up to max_new_tokens ids, an
-// id of `eos` ending it (not returned). `on_token` sees each id as it is chosen and returns true to
-// stop. With a drafter, speculative (InvalidArgument for a program returning the last logits only).
+// Generation after `prompt` (a new conversation at position 0): up to max_new_tokens ids, an id of
+// `eos` ending it (not returned). `on_token` sees each id as it is chosen and returns true to stop.
+// With a drafter, speculative (InvalidArgument for a program returning the last logits only). Without
+// a sampler, greedy. InvalidArgument for sampling options out of range, logits with NaN or +inf, or,
+// with a repetition penalty, ids outside the vocabulary.
 inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector<int64_t>& prompt, size_t max_new_tokens,
                                              const std::vector<int64_t>& eos = {}, Drafter* drafter = nullptr,
                                              size_t max_draft = 5,
                                              const std::function<bool(int64_t)>& on_token = nullptr,
-                                             Statistics* statistics = nullptr) {
+                                             Statistics* statistics = nullptr, Sampler* sampler = nullptr) {
   if (drafter != nullptr && (!model.all_logits() || max_draft == 0)) return Error::InvalidArgument;
+  if (sampler != nullptr && !sampler->options().valid()) return Error::InvalidArgument;
+  Sampler greedy(SamplingOptions{0.0, 0, 1.0, 1.0, uint64_t{0}});  // never draws
+  Sampler& choose = sampler != nullptr ? *sampler : greedy;
   Statistics local;
   Statistics& stats = statistics != nullptr ? *statistics : local;
   std::vector<int64_t> conversation = prompt, generated;
@@ -287,8 +296,10 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
     if (on_token && on_token(token)) return true;
     return generated.size() >= max_new_tokens || static_cast<int64_t>(conversation.size()) >= model.context();
   };
-  int64_t token = argmax(logits->data(), vocab);
-  if (!done) done = take(token);
+  if (done) return generated;
+  int64_t token = choose.next_token(logits->data(), vocab, conversation);
+  if (token < 0) return Error::InvalidArgument;
+  done = take(token);
   std::optional<DraftSchedule> schedule;
   if (drafter != nullptr) schedule.emplace(*drafter, max_draft);
   while (!done) {
@@ -306,9 +317,21 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
     auto out = model.step(fed, position, &rows);
     if (!out.ok()) return out.error();
     ++stats.calls;
+    // Drafts the model itself chooses (its sampler's choice, so a penalty applies too); the choice
+    // that differs from a draft is the token there, never drawn again (that would favour the draft).
     size_t accepted = 0;
+    int64_t differing = -1;
     if (rows == fed.size()) {
-      while (accepted < drafts.size() && argmax(out->data() + accepted * vocab, vocab) == drafts[accepted]) ++accepted;
+      std::vector<int64_t> seen = conversation;
+      while (accepted < drafts.size()) {
+        const int64_t choice = choose.next_token(out->data() + accepted * vocab, vocab, seen);
+        if (choice < 0) return Error::InvalidArgument;
+        if (choice != drafts[accepted]) {
+          differing = choice;
+          break;
+        }
+        seen.push_back(drafts[accepted++]);
+      }
     }
     stats.drafted += proposed;
     stats.accepted += std::min(accepted, proposed);
@@ -319,7 +342,10 @@ inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector
       position += 1;
     }
     if (done) break;
-    token = argmax(out->data() + (drafts.empty() ? rows - 1 : accepted) * vocab, vocab);
+    token = differing >= 0 ? differing
+                           : choose.next_token(out->data() + (drafts.empty() ? rows - 1 : accepted) * vocab, vocab,
+                                               conversation);
+    if (token < 0) return Error::InvalidArgument;
     if (schedule && drafts.empty()) schedule->chosen(token);
     done = take(token);
   }

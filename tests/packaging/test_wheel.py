@@ -27,6 +27,7 @@ EXPECTED_NATIVE_FILES = {
     "executorch_openvino/bin/executorch-openvino-run",
     "executorch_openvino/include/executorch_openvino/backend.h",
     "executorch_openvino/include/executorch_openvino/generation.h",
+    "executorch_openvino/include/executorch_openvino/sampling.h",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfig.cmake",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfigVersion.cmake",
 }

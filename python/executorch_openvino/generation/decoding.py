@@ -11,8 +11,8 @@ token is drawn from the model's distribution there, as plain sampling draws it, 
 when the draw is that draft: the first draw that differs is the token chosen there, and is not drawn
 again. Every token is thus distributed as in plain sampling, whatever the drafter proposes (for a
 deterministic drafter, as lookup and a greedy draft program are, this is speculative sampling's
-acceptance rule, min(1, p/q) with q all on the draft); under one seed the ids differ from plain
-sampling's, since the draws are spent differently. A model that returns only the last position's
+acceptance rule, min(1, p/q) with q all on the draft). Each token costs one draw either way, so
+under one seed, from the same logits, the ids are plain sampling's. A model that returns only the last position's
 logits cannot verify drafts and is refused. When to draft and how many tokens a call carries:
 draft_schedule.py.
 """

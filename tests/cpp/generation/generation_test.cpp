@@ -1,12 +1,16 @@
 // include/executorch_openvino/generation.h over programs lowered with our delegate
 // (tests/fixtures/make_llm_programs.py): plain greedy ids equal eager PyTorch's; speculative decoding
 // with prompt lookup and with a draft program gives the same ids, drafts accepted and rejected (the
-// delegate going back); a program returning the last logits only is refused for speculation.
+// delegate going back); a program returning the last logits only is refused for speculation. Sampling
+// (sampling.h) draws numpy's PCG64 numbers and, from the delegate's logits, the ids the Python package
+// samples from eager PyTorch's with the same options and seed, plainly and speculatively.
 #include <executorch_openvino/backend.h>
 #include <executorch_openvino/generation.h>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +28,22 @@ std::vector<int64_t> read_ids(const std::string& file) {
   std::vector<int64_t> ids;
   for (int64_t id; in >> id;) ids.push_back(id);
   return ids;
+}
+
+// The fixture's sampling options (tests/fixtures/make_llm_programs.py): line 0 for plain sampling,
+// line 1 for speculative sampling; line 2 is the speculative max_draft.
+SamplingOptions read_sampling(size_t line, size_t* max_draft = nullptr) {
+  std::ifstream in(programs() + "/sampling.txt");
+  std::vector<std::string> lines;
+  for (std::string text; std::getline(in, text);) lines.push_back(text);
+  SamplingOptions options;
+  if (lines.size() != 3) return options;
+  std::istringstream values(lines[line]);
+  uint64_t seed = 0;
+  values >> options.temperature >> options.top_k >> options.top_p >> options.repetition_penalty >> seed;
+  options.seed = seed;
+  if (max_draft != nullptr) std::istringstream(lines[2]) >> *max_draft;
+  return options;
 }
 
 class GenerationTest : public ::testing::Test {
@@ -163,6 +183,103 @@ TEST_F(GenerationTest, SpeculationNeedsEveryPositionsLogits) {
   EXPECT_EQ(refused.error(), Error::InvalidArgument);
   auto plain = generate(*model, prompt_, 8);
   ASSERT_TRUE(plain.ok());
+}
+
+TEST(SamplerTest, DrawsNumpysPcg64Numbers) {
+  std::ifstream in(programs() + "/pcg64.txt");
+  const SamplingOptions options = read_sampling(0);
+  ASSERT_TRUE(options.seed.has_value());
+  detail::Pcg64 random(*options.seed);
+  size_t compared = 0;
+  for (std::string hex; in >> hex; ++compared) EXPECT_EQ(random.uniform(), std::strtod(hex.c_str(), nullptr)) << compared;
+  EXPECT_EQ(compared, 8u);
+}
+
+TEST(SamplerTest, FiltersAsTransformersGenerateDoes) {
+  const std::vector<float> logits{1.0f, 3.0f, 2.0f, 3.0f, -1.0f};
+  // Greedy: the first of equal maxima; a penalty on it moves the choice to the other.
+  Sampler greedy;
+  EXPECT_EQ(greedy.next_token(logits.data(), logits.size(), {}), 1);
+  Sampler penalized(SamplingOptions{0.0, 0, 1.0, 2.0, uint64_t{1}});
+  EXPECT_EQ(penalized.next_token(logits.data(), logits.size(), {1}), 3);
+  EXPECT_EQ(penalized.next_token(logits.data(), logits.size(), {1, 3}), 2);
+  // top-k 1 keeps both ids tied for first; top-p keeps the fewest most probable reaching it.
+  Sampler top_k(SamplingOptions{1.0, 1, 1.0, 1.0, uint64_t{3}});
+  Sampler top_p(SamplingOptions{1.0, 0, 0.3, 1.0, uint64_t{3}});
+  std::vector<int> k_counts(5), p_counts(5);
+  for (int i = 0; i < 400; ++i) {
+    ++k_counts[static_cast<size_t>(top_k.next_token(logits.data(), logits.size(), {}))];
+    ++p_counts[static_cast<size_t>(top_p.next_token(logits.data(), logits.size(), {}))];
+  }
+  EXPECT_EQ(k_counts[0] + k_counts[2] + k_counts[4], 0);
+  EXPECT_GT(k_counts[1], 100);
+  EXPECT_GT(k_counts[3], 100);
+  // p(1) = p(3) = 0.40: at top-p 0.3 one of the two is enough, and of the tie the lower id stays.
+  EXPECT_EQ(p_counts[1], 400);
+  // Bad input is refused, not drawn from.
+  const std::vector<float> broken{0.0f, NAN};
+  EXPECT_EQ(greedy.next_token(broken.data(), broken.size(), {}), -1);
+  EXPECT_EQ(penalized.next_token(logits.data(), logits.size(), {7}), -1);
+  SamplingOptions negative, no_top_p;
+  negative.temperature = -1.0;
+  no_top_p.top_p = 0.0;
+  EXPECT_FALSE(negative.valid());
+  EXPECT_FALSE(no_top_p.valid());
+}
+
+TEST_F(GenerationTest, SamplingDrawsThePythonPackagesIdsWithTheSameSeed) {
+  const SamplingOptions options = read_sampling(0);
+  const std::vector<int64_t> python = read_ids("sampled.txt");
+  ASSERT_EQ(python.size(), expected_.size());
+  Module module(programs() + "/target.pte");
+  auto model = TextModel::load(module);
+  ASSERT_TRUE(model.ok());
+  Sampler sampler(options);
+  auto ids = generate(*model, prompt_, expected_.size(), {}, nullptr, 5, nullptr, nullptr, &sampler);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, python);
+  EXPECT_NE(*ids, expected_);  // sampled, not greedy
+  Sampler again(options);
+  auto same = generate(*model, prompt_, expected_.size(), {}, nullptr, 5, nullptr, nullptr, &again);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*same, *ids);  // the seed fixes them
+}
+
+// Each token costs one draw, kept draft or not: under one seed, speculative sampling draws plain
+// sampling's ids (from the same logits), and the Python package's.
+TEST_F(GenerationTest, SpeculativeSamplingDrawsPlainSamplingsIds) {
+  size_t max_draft = 0;
+  const SamplingOptions options = read_sampling(1, &max_draft);
+  const std::vector<int64_t> python = read_ids("sampled_lookup.txt");
+  ASSERT_EQ(python.size(), expected_.size());
+  Module module(programs() + "/target.pte");
+  auto model = TextModel::load(module);
+  ASSERT_TRUE(model.ok());
+  Sampler plain_sampler(options), speculative_sampler(options);
+  auto plain = generate(*model, prompt_, expected_.size(), {}, nullptr, 5, nullptr, nullptr, &plain_sampler);
+  PromptLookup lookup;
+  Statistics stats;
+  auto drafted = generate(*model, prompt_, expected_.size(), {}, &lookup, max_draft, nullptr, &stats,
+                          &speculative_sampler);
+  ASSERT_TRUE(plain.ok() && drafted.ok());
+  EXPECT_EQ(*drafted, *plain);
+  EXPECT_EQ(*drafted, python);
+  EXPECT_GT(stats.accepted, 0u);  // drafts landed: the path under test was taken
+  EXPECT_LT(stats.accepted, stats.drafted);  // and some were rejected, the delegate going back
+  EXPECT_EQ(stats.accepted, static_cast<size_t>(read_ids("sampled_lookup_accepted.txt").at(0)));
+}
+
+TEST_F(GenerationTest, SamplingOptionsOutOfRangeAreRefused) {
+  Module module(programs() + "/target.pte");
+  auto model = TextModel::load(module);
+  ASSERT_TRUE(model.ok());
+  SamplingOptions options;
+  options.temperature = 0.5;
+  options.top_p = 1.5;
+  Sampler sampler(options);
+  auto refused = generate(*model, prompt_, 4, {}, nullptr, 5, nullptr, nullptr, &sampler);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error(), Error::InvalidArgument);
 }
 
 }  // namespace

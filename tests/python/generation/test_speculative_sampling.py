@@ -75,3 +75,19 @@ def test_a_seed_fixes_speculative_sampling_and_drafts_get_kept():
     assert runs[0].tokens == runs[1].tokens
     stats = runs[0].statistics
     assert 0 < stats.accepted < stats.drafted and stats.calls < 31, stats
+
+
+@pytest.mark.parametrize("drafter", [_Fixed([1, 1, 1]), _Fixed([2, 2, 0]), _Fixed([0, 1, 2])],
+                         ids=["ones", "twos-then-zero", "mixed"])
+def test_under_one_seed_speculative_sampling_draws_plain_samplings_ids(drafter):
+    """Each token costs one draw, a kept draft's position as well as the one that rejects a draft, so
+    from the same logits the seed gives plain sampling's ids (the C++ loop is held to the same ids,
+    tests/cpp/generation)."""
+    model, accepted = _model(), 0
+    for seed in range(20):
+        options = SamplingOptions(temperature=1.0, top_p=0.9, repetition_penalty=1.2, seed=seed)
+        plain = generate(model, PROMPT, 24, sampling=options).tokens
+        speculative = generate(model, PROMPT, 24, sampling=options, drafter=drafter, max_draft=3)
+        assert speculative.tokens == plain, seed
+        accepted += speculative.statistics.accepted
+    assert accepted > 0  # drafts were kept, not only rejected
