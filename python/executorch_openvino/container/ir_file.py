@@ -16,9 +16,19 @@ def stable_names(model) -> None:
     _name_by_place(model, "")
 
 
+def _counters_name(op) -> bool:
+    """Whether the op's name is a counter's (Constant_21532): its own, or one a pass copied from the op
+    it replaced (ir_passes/low_bit_weights.py's narrowed weights keep their originals' names)."""
+    name = op.get_friendly_name()
+    if name == op.get_name():
+        return True
+    kind, _, number = name.rpartition("_")
+    return kind == op.get_type_name() and number.isdigit()
+
+
 def _name_by_place(model, prefix: str) -> None:
     for index, op in enumerate(model.get_ordered_ops()):
-        if op.get_friendly_name() == op.get_name():  # the counter's name: nobody chose it
+        if _counters_name(op):  # nobody chose it
             op.set_friendly_name(f"{prefix}{op.get_type_name()}_{index}")
         if op.get_type_name() == "If":  # its branches are models of their own (ir_passes/encoder_caches.py)
             for branch, body in (("then", op.get_then_body()), ("else", op.get_else_body())):
