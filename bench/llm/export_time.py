@@ -106,8 +106,8 @@ def report(args, results: dict, load_before: str, commit: str) -> str:
         f"# Export time, {datetime.datetime.now():%Y-%m-%d %H:%M}",
         "",
         f"- {machine.machine(load_before)}",
-        f"- size {args.size}; {args.rounds} rounds, each export in a fresh process, the order rotated every round;"
-        " medians [ranges]",
+        f"- size {args.size}; {args.rounds} round{'' if args.rounds == 1 else 's'}, each export in a fresh process, the"
+        " order rotated every round; medians [ranges]",
         f"- before: commit {args.before}'s python/; after: this checkout ({commit}); optimum-intel: "
         "`optimum-cli export openvino` of the same weights",
         "",
