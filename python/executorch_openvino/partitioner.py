@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import Any, Iterable, Mapping, Optional
 
@@ -16,7 +15,7 @@ from .backend_id import BACKEND_ID
 from .container import compile_specs
 from .partition import NodeSupport, OpSpec, Partitioning
 from .partition.equal_values import fingerprints
-from .partition.kept_whole import reads_stored_weight
+from .partition.kept_whole import stored_weight_reader
 from .preprocess import ExecutorchOpenvinoBackend  # noqa: F401  (ExecuTorch finds preprocess by id)
 
 logger = logging.getLogger(__name__)
@@ -108,7 +107,7 @@ class OpenvinoPartitioner(Partitioner):
         if not any(node.op == "call_function" and node.target is shift
                    for node in exported_program.graph_module.graph.nodes):
             return [], None
-        return [shift], functools.partial(reads_stored_weight, exported_program)
+        return [shift], stored_weight_reader(exported_program)
 
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Keeps whole through to_edge what this delegate takes whole: recurrent layers and attention

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 def keep_whole(exported_program, support: NodeSupport):
     """Renames, in place, the layers `support` takes once renamed (see the module's docstring)."""
     graph_module = exported_program.graph_module
+    reads_stored_weight = stored_weight_reader(exported_program)
     renamed = False
     for node in graph_module.graph.nodes:
         ours = KEPT_WHOLE.get(node.target) if node.op == "call_function" else None
@@ -38,7 +39,7 @@ def keep_whole(exported_program, support: NodeSupport):
         if node.target is ATEN_SDPA and _dynamic_self_attention(node):
             logger.info("decomposing %s as usual: query and key lengths are both dynamic", node.name)
             continue
-        if node.target is ATEN_SHIFT and not reads_stored_weight(exported_program, node):
+        if node.target is ATEN_SHIFT and not reads_stored_weight(node):
             continue
         node.target = ours
         reason = support.reason_to_refuse(node)
@@ -52,13 +53,18 @@ def keep_whole(exported_program, support: NodeSupport):
     return exported_program
 
 
-def reads_stored_weight(exported_program, node: torch.fx.Node) -> bool:
-    """Whether the node's first argument is a parameter, buffer or constant of the program."""
+def stored_weight_reader(exported_program):
+    """node -> whether its first argument is a parameter, buffer or constant of the program (the
+    program's stored names read once)."""
     signature = exported_program.graph_signature
     stored = set(signature.inputs_to_parameters) | set(signature.inputs_to_buffers) | set(
         signature.inputs_to_lifted_tensor_constants)
-    source = node.args[0] if node.args else None
-    return isinstance(source, torch.fx.Node) and (source.op == "get_attr" or source.name in stored)
+
+    def reads_stored_weight(node: torch.fx.Node) -> bool:
+        source = node.args[0] if node.args else None
+        return isinstance(source, torch.fx.Node) and (source.op == "get_attr" or source.name in stored)
+
+    return reads_stored_weight
 
 
 def _dynamic_self_attention(node: torch.fx.Node) -> bool:
