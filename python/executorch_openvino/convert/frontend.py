@@ -26,6 +26,27 @@ def _frontend():
     return FrontEndManager().load_by_framework("pytorch")
 
 
+class IndexedNodes(list):
+    """The graph's nodes, whose index() is a dict lookup. The frontend's decoder finds every argument
+    of every node with list.index over the whole graph (quadratic: 3 s of a 360M LLM's conversion) and
+    hands the decoders of the nodes the list it holds, so giving it this one makes the lookups cheap.
+    Results are list.index's: FX nodes compare by identity."""
+
+    def __init__(self, nodes):
+        super().__init__(nodes)
+        self._where = {}
+        for place, node in enumerate(self):
+            self._where.setdefault(node, place)  # list.index: the first place
+
+    def index(self, value, *bounds):
+        if bounds:
+            return super().index(value, *bounds)
+        try:
+            return self._where[value]
+        except (KeyError, TypeError):
+            return super().index(value)  # unhashable, or absent: list.index's answer or ValueError
+
+
 def to_openvino(graph_module: torch.fx.GraphModule, ranges=None):
     """Converts a functional FX graph (placeholders carrying meta["val"] fake tensors) to an ov.Model
     whose parameters have the placeholders' dtypes and shapes, dynamic sizes bounded by `ranges` (an
@@ -36,6 +57,8 @@ def to_openvino(graph_module: torch.fx.GraphModule, ranges=None):
     _scalar_placeholders_as_tensors(placeholders)
     try:
         decoder = TorchFXPythonDecoder(graph_module)
+        if type(getattr(decoder, "_nodes", None)) is list:
+            decoder._nodes = IndexedNodes(decoder._nodes)
         model = _frontend().convert(_frontend().load(decoder))
     except Exception as error:  # the frontend raises several types, all meaning "cannot convert"
         raise ConversionError(_summary(str(error)) or repr(error)) from error

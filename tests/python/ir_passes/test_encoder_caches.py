@@ -67,3 +67,42 @@ def test_the_same_export_twice_gives_the_same_ir_bytes_branches_included():
     first, _ = serialize(_lowered(model)[0])
     second, _ = serialize(_lowered(model)[0])
     assert b"If" in first and first == second
+
+
+def test_the_one_pass_finds_the_caches_the_ancestor_walk_finds():
+    """encoder_caches._may_qualify (one topological pass over the model) against the rule read off each
+    cache's ancestors: one parameter, and no state read but the cache's own."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset6 as ops6
+    import openvino.opset13 as ops
+
+    from executorch_openvino.ir_passes import encoder_caches
+    from executorch_openvino.ir_passes.ir_reading import source, variable
+
+    encoder = ops.parameter([1, 4], ov.Type.f32, name="encoder")
+    token = ops.parameter([1, 4], ov.Type.f32, name="token")
+    weight = ops.constant(np.ones((4, 4), np.float32))
+    states = {name: variable(name, ov.PartialShape([1, 4]), ov.Type.f32) for name in "abcde"}
+    reads = {name: ops6.read_value(ops.constant(np.zeros((1, 4), np.float32)), v) for name, v in states.items()}
+    deep = encoder
+    for _ in range(40):  # a long chain from the encoder alone
+        deep = ops.matmul(deep, weight, False, False)
+    new_values = {
+        "a": ops.matmul(encoder, weight, False, False),  # the encoder's projection: qualifies
+        "b": ops.add(ops.add(reads["b"], encoder), deep),  # its own old value too: qualifies
+        "c": ops.add(encoder, token),  # two parameters
+        "d": ops.add(reads["a"], encoder),  # another cache's read
+        "e": ops.negative(ops.constant(np.ones((1, 4), np.float32))),  # constants only
+    }
+    assigns = [ops6.assign(value, states[name]) for name, value in new_values.items()]
+    model = ov.Model([ops.result(token)], assigns, [encoder, token], "caches")
+    model.add_variables(list(states.values()))
+
+    origins = encoder_caches._origins(model)
+    for assign in assigns:
+        computed = encoder_caches._ancestors(source(assign)).values()
+        by_walk = (sum(n.get_type_name() == "Parameter" for n in computed) == 1 and not any(
+            n.get_type_name() == "ReadValue" and n.get_variable_id() != assign.get_variable_id() for n in computed))
+        assert encoder_caches._may_qualify(origins, assign) == by_walk, assign.get_variable_id()
+    assert [encoder_caches._may_qualify(origins, a) for a in assigns] == [True, True, False, False, False]
