@@ -18,6 +18,8 @@ TARGET_DECODE, TARGET_PREFILL, TARGET_MEMORY = 1.0, 1.1, 1.1
 DESCRIPTIONS = {
     OURS: "ExecuTorch's Llama (KV cache, dynamic prompt) lowered with our OpenvinoPartitioner (caches as OpenVINO "
           "state), executorch.runtime; int8/int4: executorch_openvino.quantization's NNCF weight compression",
+    "ours-fast": "the same with OpenvinoPartitioner(precision=\"fast\"): the CPU's own default precision (bf16 "
+                 "compute where the CPU has bf16, as GenAI's default; every other property the delegate's own)",
     OURS_RUNNER: "ours' program driven by ExecuTorch's LLM runner (TextLLMRunner: its C++ prefill and generation "
                  "loop behind Python bindings) with the benchmark's tokenizer, fed the prompt's text; timed by the "
                  "runner's stats (time to first token, then the generated tokens after the first)",

@@ -55,7 +55,7 @@ class EtRunner:
     same method for the same program)."""
 
     def __init__(self, path: Path, variant: str):
-        if variant == "ours":
+        if variant in llm_setup.OURS_VARIANTS:
             import executorch_openvino  # noqa: F401  (registers our delegate)
         if variant == "xnnpack-custom":
             from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
@@ -227,7 +227,7 @@ def import_for(variant: str) -> None:
         from executorch.extension.llm.runner import TextLLMRunner  # noqa: F401
     else:
         import executorch.runtime  # noqa: F401
-        if variant == "ours":
+        if variant in llm_setup.OURS_VARIANTS:
             import executorch_openvino  # noqa: F401
         if variant == "xnnpack-custom":
             from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)

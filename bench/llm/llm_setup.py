@@ -265,8 +265,9 @@ def _keeping_prompt_dimension(helper, program, size: Size, **options):
         return helper(program, example, **options)
 
 
-def _ours_program(model, size: Size, fmt: str):
-    """Our partitioner on ExecuTorch's Llama; int8 / int4 weights from our NNCF helpers."""
+def _ours_program(model, size: Size, fmt: str, precision: Optional[str] = None):
+    """Our partitioner on ExecuTorch's Llama; int8 / int4 weights from our NNCF helpers; `precision` the
+    partitioner's (None: its default, f32)."""
     import inspect
 
     import executorch_openvino
@@ -279,7 +280,7 @@ def _ours_program(model, size: Size, fmt: str):
             raise NotImplementedError(f"n/a: executorch_openvino.quantization has no compress_weights_{fmt} yet")
         options = {"group_size": size.group} if "group_size" in inspect.signature(helper).parameters else {}
         program = _keeping_prompt_dimension(helper, program, size, **options)
-    return program, [executorch_openvino.OpenvinoPartitioner()]
+    return program, [executorch_openvino.OpenvinoPartitioner(precision=precision)]
 
 
 # ExecuTorch's own LLM export recipes (export_llama_lib): per-channel int8 weights with int8 dynamic
@@ -323,10 +324,14 @@ def _kernels_program(model, size: Size, fmt: str):
 
 ET_VARIANTS = {
     "ours": _ours_program,
+    # The same with precision="fast": the CPU's own default precision (bf16 where it has bf16), as GenAI's default.
+    "ours-fast": lambda model, size, fmt: _ours_program(model, size, fmt, precision="fast"),
     "xnnpack": lambda model, size, fmt: _xnnpack_program(model, size, fmt, custom=False),
     "xnnpack-custom": lambda model, size, fmt: _xnnpack_program(model, size, fmt, custom=True),
     "et-kernels": _kernels_program,
 }
+# The variants our delegate runs (their processes load executorch_openvino).
+OURS_VARIANTS = ("ours", "ours-fast")
 # Variants that do not exist in a weight format, and why (reported as n/a, not tried).
 UNAVAILABLE = {
     ("et-kernels", "int4"): "ExecuTorch's kernels have no group-wise int4 linear layer (export_llama's 4w leaves "

@@ -27,7 +27,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     results = tmp_path / "results"
     done = subprocess.run(
         [sys.executable, str(REPO / "bench" / "llm" / "llm_bench.py"), "--sizes", "tiny", "--formats", "fp32",
-         "--variants", "ours,ours-runner", "--rounds", "1", "--results-dir", str(results)],
+         "--variants", "ours,ours-fast,ours-runner", "--rounds", "1", "--results-dir", str(results)],
         capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     markdown = next(results.glob("llm-*.md"))
@@ -41,6 +41,9 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
         assert prefill > 0 and decode > 0, cells
         assert cells[-1].startswith("ids = eager (8/8)"), cells  # fp32 greedy ids equal eager PyTorch
         assert "MB" in cells[12], cells  # peak RSS against the weights plus the cache
+    # precision="fast": the CPU's own precision (bf16 where it has it), so its ids need not be eager's
+    cells = _row(text, "ours-fast")
+    assert float(cells[1].split()[0]) > 0 and float(cells[2].split()[0]) > 0, cells
     # The variants not asked for are left out; the targets table has a row for each way ours ran.
     assert "| xnnpack |" not in text
     targets = text.split("## Targets", 1)[1]
@@ -49,7 +52,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     run = json.loads(markdown.with_suffix(".json").read_text())
     (record,) = run["records"]
     variants = record["formats"]["fp32"]["variants"]
-    assert set(variants) == {"ours", "ours-runner"}
+    assert set(variants) == {"ours", "ours-fast", "ours-runner"}
     assert all("error" not in entry for entry in variants.values()), variants
     assert len(record["formats"]["fp32"]["rounds"]["rounds"]) == 1
 
