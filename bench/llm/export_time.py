@@ -9,8 +9,8 @@ compression for int8 / int4, to_edge_transform_and_lower with OpenvinoPartitione
 .pte written); optimum-intel's is `optimum-cli export openvino` of the same weights (export_ov). The
 earlier commit's python/ folder is taken with `git archive`. Each ours export also reports where its
 time went (torch.export, ExecuTorch's decompositions, its edge passes, our partitioner and preprocess,
-to_executorch) and what ExecuTorch's own steps alone cost against optimum-intel's whole export: the part
-no partitioner can shorten. Report: bench/results/export-time-<date>.md.
+to_executorch), its process's peak resident memory, and what ExecuTorch's own steps alone cost against
+optimum-intel's whole export: the part no partitioner can shorten. Report: bench/results/export-time-<date>.md.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common
-from common import git, machine, paths, processes, reports  # noqa: E402
+from common import git, machine, memory, paths, processes, reports  # noqa: E402
 from common.reports import say  # noqa: E402
 from common.rounds import rotated  # noqa: E402
 
@@ -80,7 +80,7 @@ def child(python_folder: str, fmt: str, size_name: str, work: str) -> dict:
     _timed_phases(times)
     started = time.perf_counter()
     llm_setup.export_et("ours", fmt, llm_setup.SIZES[size_name], Path(work))
-    return {"seconds": time.perf_counter() - started, "phases": dict(times)}
+    return {"seconds": time.perf_counter() - started, "phases": dict(times), "peak_mb": memory.peak_kb() / 1024}
 
 
 def run_ours(python_folder: Path, fmt: str, size: str, work: Path) -> dict:
@@ -108,6 +108,12 @@ def _median_range(values) -> str:
     return f"{statistics.median(values):.1f} [{min(values):.1f}–{max(values):.1f}]" if values else "n/a"
 
 
+def _peak(runs) -> str:
+    """The export process's peak resident memory, median over the rounds."""
+    peaks = [r["peak_mb"] for r in runs if "peak_mb" in r]
+    return f"{statistics.median(peaks):.0f}" if peaks else "n/a"
+
+
 def report(args, results: dict, load_before: str, commit: str) -> str:
     lines = [
         f"# Export time, {datetime.datetime.now():%Y-%m-%d %H:%M}",
@@ -119,7 +125,7 @@ def report(args, results: dict, load_before: str, commit: str) -> str:
         "`optimum-cli export openvino` of the same weights",
         "",
         *reports.table_head(["format", "optimum-intel s", "ours before s", "ours after s", "after / before",
-                             "after / optimum-intel", "target ≤ 1.5× optimum-intel"]),
+                             "after / optimum-intel", "target ≤ 1.5× optimum-intel", "peak RSS MB: before / after"]),
     ]
     for fmt, sides in results.items():
         optimum = [r["seconds"] for r in sides["optimum-intel"] if "seconds" in r and "error" not in r]
@@ -130,7 +136,8 @@ def report(args, results: dict, load_before: str, commit: str) -> str:
                                  f"{statistics.median([a / b for a, b in zip(after, before)]):.2f}",
                                  "n/a" if ratio is None else f"{ratio:.2f}",
                                  "n/a (optimum-intel not installed)" if ratio is None
-                                 else "met" if ratio <= 1.5 else "**not met**"))
+                                 else "met" if ratio <= 1.5 else "**not met**",
+                                 " / ".join(_peak(sides[side]) for side in ("before", "after"))))
     lines += ["", "Where ours' time goes (seconds, medians; torch.export counts the quantization helpers' own "
               "export again; the rest is building the model, NNCF's compression and writing the file). "
               "ExecuTorch's steps: " + ", ".join(EXECUTORCH_STEPS) + ", which every program takes whatever its "
