@@ -7,9 +7,9 @@ longest correct start, so a draft costs little when wrong and saves steps when r
 
 `PromptLookup.draft` takes the longest n-gram (max_ngram down to min_ngram) ending the history that
 occurred earlier, and drafts up to max_draft tokens that followed its most recent earlier
-occurrence; with `chain`, a continuation that runs into the end of the history is looked up again
-from its own end, so a short cycle drafts several turns of itself (speculative calls have one width:
-draft_schedule.py). An index of n-gram -> last position is kept across calls and grows with the history, so
+occurrence; with `chain` (the default, and what the C++ PromptLookup always does), a continuation that
+runs into the end of the history is looked up again from its own end, so a short cycle drafts several
+turns of itself (speculative calls have one width: draft_schedule.py). An index of n-gram -> last position is kept across calls and grows with the history, so
 a draft costs time in the tokens added since the last call, not in the length of the conversation;
 a history that does not extend the last one (a new conversation, rejected tokens taken back) is
 indexed anew.
@@ -25,7 +25,7 @@ import numpy as np
 class PromptLookup:
     """Drafts from earlier occurrences of the history's last max_ngram .. min_ngram tokens."""
 
-    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, max_draft: int = 5, chain: bool = False):
+    def __init__(self, max_ngram: int = 3, min_ngram: int = 1, max_draft: int = 5, chain: bool = True):
         if not 1 <= min_ngram <= max_ngram:
             raise ValueError(f"n-gram lengths must satisfy 1 <= min_ngram <= max_ngram, not {min_ngram}, {max_ngram}")
         if max_draft < 1:

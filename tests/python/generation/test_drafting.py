@@ -52,7 +52,7 @@ def test_drafts_equal_brute_force_on_random_histories(max_ngram, min_ngram, max_
         alphabet = generator.randint(1, 12)  # small ones repeat n-grams often, large ones seldom
         history = [generator.randrange(alphabet) for _ in range(generator.randint(0, 60))]
         expected = _brute_force(history, max_ngram, min_ngram, max_draft)
-        assert PromptLookup(max_ngram, min_ngram, max_draft).draft(history) == expected, history
+        assert PromptLookup(max_ngram, min_ngram, max_draft, chain=False).draft(history) == expected, history
         found += bool(expected)
     assert 50 < found < 380  # drafts and no drafts both met
 
@@ -64,7 +64,7 @@ def test_chained_drafts_equal_brute_force_and_extend_the_plain_ones(max_ngram, m
     for _ in range(400):
         alphabet = generator.randint(1, 12)
         history = [generator.randrange(alphabet) for _ in range(generator.randint(0, 60))]
-        chained = PromptLookup(max_ngram, min_ngram, max_draft, chain=True).draft(history)
+        chained = PromptLookup(max_ngram, min_ngram, max_draft).draft(history)  # chain: the default
         assert chained == _brute_force_chained(history, max_ngram, min_ngram, max_draft), history
         plain = _brute_force(history, max_ngram, min_ngram, max_draft)
         assert chained[:len(plain)] == plain
@@ -74,7 +74,7 @@ def test_chained_drafts_equal_brute_force_and_extend_the_plain_ones(max_ngram, m
 
 def test_a_growing_history_cut_back_at_times_drafts_as_a_fresh_one():
     generator = random.Random(1)
-    lookup = PromptLookup()
+    lookup = PromptLookup(chain=False)
     history: list = []
     for step in range(3000):
         if generator.random() < 0.03:  # rejected draft tokens taken back, or a new conversation
@@ -85,7 +85,7 @@ def test_a_growing_history_cut_back_at_times_drafts_as_a_fresh_one():
 
 
 def test_the_examples_by_hand():
-    lookup = PromptLookup(max_ngram=2, min_ngram=1, max_draft=3)
+    lookup = PromptLookup(max_ngram=2, min_ngram=1, max_draft=3, chain=False)
     assert lookup.draft([]) == [] and lookup.draft([7]) == []
     assert lookup.draft([1, 2, 3, 9, 1, 2]) == [3, 9, 1]  # "1 2" occurred; what followed
     assert lookup.draft([1, 2, 3, 4, 2, 5, 2]) == [5, 2]  # the latest "2", cut at the end of history
@@ -93,8 +93,8 @@ def test_the_examples_by_hand():
     assert lookup.draft([4, 5, 6]) == []
     assert PromptLookup(3, 2, 5).draft([1, 2, 7, 2]) == []  # no 2- or 3-gram repeats; 1-grams not asked
     # "1 2" is followed by 3 1 2, the end of the history; looked up again from there: 3 1
-    assert PromptLookup(3, 1, 5, chain=True).draft([1, 2, 3, 1, 2]) == [3, 1, 2, 3, 1]
-    assert PromptLookup(3, 1, 5).draft([1, 2, 3, 1, 2]) == [3, 1, 2]
+    assert PromptLookup(3, 1, 5).draft([1, 2, 3, 1, 2]) == [3, 1, 2, 3, 1]  # chained by default, as in C++
+    assert PromptLookup(3, 1, 5, chain=False).draft([1, 2, 3, 1, 2]) == [3, 1, 2]
 
 
 def test_settings_out_of_range_are_refused():
