@@ -108,6 +108,11 @@ def _median_range(values) -> str:
     return f"{statistics.median(values):.1f} [{min(values):.1f}–{max(values):.1f}]" if values else "n/a"
 
 
+def _optimum_seconds(sides: dict) -> list:
+    """optimum-intel's export times of one format (none where it is not installed)."""
+    return [r["seconds"] for r in sides["optimum-intel"] if "seconds" in r and "error" not in r]
+
+
 def _peak(runs) -> str:
     """The export process's peak resident memory, median over the rounds."""
     peaks = [r["peak_mb"] for r in runs if "peak_mb" in r]
@@ -128,7 +133,7 @@ def report(args, results: dict, load_before: str, commit: str) -> str:
                              "after / optimum-intel", "target ≤ 1.5× optimum-intel", "peak RSS MB: before / after"]),
     ]
     for fmt, sides in results.items():
-        optimum = [r["seconds"] for r in sides["optimum-intel"] if "seconds" in r and "error" not in r]
+        optimum = _optimum_seconds(sides)
         before = [r["seconds"] for r in sides["before"]]
         after = [r["seconds"] for r in sides["after"]]
         ratio = statistics.median([a / o for a, o in zip(after, optimum)]) if optimum else None
@@ -145,7 +150,7 @@ def report(args, results: dict, load_before: str, commit: str) -> str:
               *reports.table_head(["format", "side", "total", *PHASES, "ExecuTorch's steps",
                                    "ExecuTorch's steps / optimum-intel"])]
     for fmt, sides in results.items():
-        optimum = [r["seconds"] for r in sides["optimum-intel"] if "seconds" in r and "error" not in r]
+        optimum = _optimum_seconds(sides)
         for side in ("before", "after"):
             runs = sides[side]
             own = [sum(r["phases"].get(p, 0.0) for p in EXECUTORCH_STEPS) for r in runs]

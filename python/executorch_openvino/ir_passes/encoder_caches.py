@@ -90,12 +90,8 @@ def reuse_encoder_caches(lowering: Lowering) -> None:
             continue
         if not _may_qualify(origins, assign):
             continue
-        computed = _ancestors(source(assign))
-        parameters = [n for n in computed.values() if n.get_type_name() == "Parameter"]
-        others = [n for n in computed.values() if n.get_type_name() == "ReadValue" and n != reads[assign.get_variable_id()]]
-        if len(parameters) != 1 or others:
-            continue
-        encoder = parameters[0]
+        computed = _ancestors(source(assign))  # the projections, moved into the If's branch
+        (encoder,) = [n for n in computed.values() if n.get_type_name() == "Parameter"]  # _may_qualify: one
         if not encoder.get_element_type().is_real() or not encoder.get_partial_shape().is_static:
             continue
         by_input.setdefault(encoder.get_friendly_name(), (encoder, []))[1].append(
