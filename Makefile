@@ -21,7 +21,7 @@ CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-memory-phases bench-export-time bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
 
 all: build
 
@@ -217,6 +217,10 @@ bench-kernels: venv-bench
 	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
 bench-llm-options: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
+# OpenVINO's paged attention on ours' IR, natively (paged-attention-<date>.md, about 10 minutes with the export):
+# what the form GenAI runs would give the delegate's prefill and decode, and going back in a conversation.
+bench-paged-attention: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/paged_attention.py --size qwen2.5-0.5b-p1024 --formats int8 --rounds 3
 # An LLM's export time (issue 30): ours (this checkout, and EXPORT_BEFORE's package) beside optimum-intel's,
 # SmolLM2-360M's shape, fp32 / int8 / int4, fresh processes alternating; about 25 minutes a round.
 EXPORT_BEFORE ?= 4eaa8e1
