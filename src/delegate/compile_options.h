@@ -14,7 +14,13 @@ namespace executorch_openvino::delegate {
 struct CompileOptions {
   std::string device = "CPU";
   std::vector<ov::Property> properties;
+  // How a language model's grown KV caches are run (the "attention" option): kGrownAttention, as
+  // exported (OpenVINO state); kPagedAttention, OpenVINO's paged attention over caches the delegate
+  // holds (src/openvino_state/paged_attention.cpp), where the state helper can rewrite the model.
+  std::string attention = "grown";
 };
+inline constexpr const char* kGrownAttention = "grown";
+inline constexpr const char* kPagedAttention = "paged";
 
 // "device" picks the device; keys spelled like OpenVINO properties (A-Z, 0-9, '_') are passed to
 // compile_model; anything else is refused, naming the key.

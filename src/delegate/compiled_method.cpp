@@ -49,21 +49,38 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
                                                 std::optional<blob::InputArguments> arguments,
                                                 std::vector<blob::InputBound> bounds) {
   constexpr const char* kNotOurs = ": the blob is corrupt or was not written by executorch_openvino; re-export the model";
-  if (arguments && arguments->of_ir_input.size() != compiled->inputs.size()) {
+  Outcome<std::optional<PagedLayout>> layout = paged_layout(*compiled);
+  if (!layout.ok()) return layout.failure();
+  const size_t fed = layout.value() ? layout.value()->first_cache : compiled->inputs.size();
+  if (arguments && arguments->of_ir_input.size() != fed) {
     return Failure{FailureKind::kInvalidBlob, "the delegate blob maps " +
                                                   std::to_string(arguments->of_ir_input.size()) +
-                                                  " call inputs to an IR of " +
-                                                  std::to_string(compiled->inputs.size()) + " inputs" + kNotOurs};
+                                                  " call inputs to an IR of " + std::to_string(fed) + " inputs" +
+                                                  kNotOurs};
   }
-  if (!bounds.empty() && bounds.back().input >= compiled->inputs.size()) {  // inputs increase
+  if (!bounds.empty() && bounds.back().input >= fed) {  // inputs increase
     return Failure{FailureKind::kInvalidBlob, "the delegate blob bounds input " +
                                                   std::to_string(bounds.back().input) + " of an IR of " +
-                                                  std::to_string(compiled->inputs.size()) + " inputs" + kNotOurs};
+                                                  std::to_string(fed) + " inputs" + kNotOurs};
   }
   Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
   if (!request.ok()) return request.failure();
-  auto* method = new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments), std::move(bounds));
+  std::unique_ptr<PagedCaches> paged;
+  if (layout.value()) {
+    Outcome<std::unique_ptr<PagedCaches>> caches = PagedCaches::create(runtime, *compiled, *layout.value());
+    if (!caches.ok()) return caches.failure();
+    paged = std::move(caches).value();
+    if (Status bound = paged->bind(runtime, request.value().get()); !bound.ok()) return bound.failure();
+  }
+  auto* method =
+      new (storage) CompiledMethod(runtime, std::move(compiled), std::move(arguments), std::move(bounds), fed);
   method->request_ = std::move(request).value();
+  if (paged) {
+    method->paged_layout_ = layout.value();
+    method->paged_ = std::move(paged);
+    register_method(method);
+    return method;
+  }
   // Programs exported before their caches counted their length keep the behaviour they had.
   const ov::StateControl* control = method->position_input_ ? state_helper(runtime).control : nullptr;
   if (control != nullptr && control->read_int(method->request_.get(), kLengthVariable).ok()) {
@@ -75,19 +92,20 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
 
 CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
                                std::optional<blob::InputArguments> arguments,
-                               std::vector<blob::InputBound> bounds)
+                               std::vector<blob::InputBound> bounds, size_t fed_inputs)
     : runtime_(runtime),
       compiled_(std::move(compiled)),
-      call_inputs_(arguments ? arguments->call_inputs : compiled_->inputs.size()),
+      call_inputs_(arguments ? arguments->call_inputs : fed_inputs),
+      fed_inputs_(fed_inputs),
       rearranges_(arguments.has_value()),
       ir_input_arguments_(arguments ? std::move(arguments->of_ir_input) : std::vector<uint32_t>{}),
-      arranged_(rearranges_ ? compiled_->inputs.size() + compiled_->outputs.size() : 0),
+      arranged_(rearranges_ ? fed_inputs + compiled_->outputs.size() : 0),
       request_(nullptr, {}),
-      input_bindings_(compiled_->inputs.size()),
-      scalar_bindings_(compiled_->inputs.size()),
+      input_bindings_(fed_inputs),
+      scalar_bindings_(fed_inputs),
       output_bindings_(compiled_->outputs.size()),
       bounds_(std::move(bounds)) {
-  for (size_t i = 0; i < compiled_->inputs.size(); ++i) {
+  for (size_t i = 0; i < fed_inputs_; ++i) {
     if (compiled_->inputs[i].name == kCachePositionInput) position_input_ = i;
   }
   for (const ov::PortInfo& port : compiled_->outputs) {
@@ -97,7 +115,7 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
 }
 
 CompiledMethod::~CompiledMethod() {
-  if (state_ != nullptr) unregister_method(this);
+  if (controls_state()) unregister_method(this);
   saved_.clear();  // snapshots before the helper's request they were taken from
   // Tensors and the request before the compiled model (released last, with its weights, by the
   // shared pointer once no other method uses it).
@@ -110,7 +128,7 @@ CompiledMethod::~CompiledMethod() {
 
 Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const size_t inputs = compiled_->inputs.size();
+  const size_t inputs = fed_inputs_;
   const size_t outputs = compiled_->outputs.size();
   if (args.size() != call_inputs_ + outputs) {
     return Failure{FailureKind::kInvalidArgument,
@@ -174,7 +192,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   state_written_ = true;  // even a failed inference may have written part of the state
   if (tracer == nullptr) {
     Status done = ov::infer(runtime_, request_.get());
-    read_length();
+    read_length(done.ok());
     if (!done.ok()) return explain_failed_inference(done);
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
@@ -182,7 +200,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
         tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
     Status done = ov::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
-    read_length();
+    read_length(done.ok());
     if (!done.ok()) return explain_failed_inference(done);
     if (compiled_->profiling) record_layers(tracer, start);
   }
@@ -190,13 +208,17 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
 }
 
 Outcome<bool> CompiledMethod::prepare_conversation(Span<EValue*> args) {
+  if (paged_) {
+    if (Status prepared = prepare_paged(args); !prepared.ok()) return prepared.failure();
+    return false;
+  }
   if (!position_input_) return false;
   const std::optional<int64_t> position = first_position(*args[*position_input_]);
   if (!position) return false;
   if (*position == 0) return state_written_ ? start_conversation() : Outcome<bool>(false);
   if (state_ == nullptr) return false;  // OpenVINO refuses any position but the next one
   if (!length_) {  // a failed inference left it unknown; read it again
-    read_length();
+    read_length(true);
     if (!length_) return Failure{FailureKind::kOpenVinoError, "the conversation's length cannot be read after a "
                                                               "failed call: start a new one at position 0"};
   }
@@ -214,6 +236,33 @@ Outcome<bool> CompiledMethod::prepare_conversation(Span<EValue*> args) {
     length_ = *position;
   }
   return false;
+}
+
+Status CompiledMethod::prepare_paged(Span<EValue*> args) {
+  const std::optional<int64_t> position = position_input_ ? first_position(*args[*position_input_]) : std::nullopt;
+  const EValue& tokens = *args[paged_layout_->tokens];
+  const EValue& mask = *args[paged_layout_->mask];
+  if (!position || !tokens.isTensor() || !mask.isTensor()) {
+    return Failure{FailureKind::kInvalidArgument, "a call of a paged model gives its first position, tokens and mask"};
+  }
+  const int64_t count = tokens.toTensor().dim() > 0 ? tokens.toTensor().size(tokens.toTensor().dim() - 1) : 1;
+  if (mask.toTensor().dim() != 2 || mask.toTensor().size(0) != count) {
+    return Failure{FailureKind::kInvalidArgument, "input " + std::to_string(call_input(paged_layout_->mask)) +
+                                                      ", the attention mask, does not have a row for each of the " +
+                                                      std::to_string(count) + " tokens"};
+  }
+  const int64_t held = length_.value_or(0);
+  if (*position < 0 || *position > held) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "input " + std::to_string(call_input(*position_input_)) + " starts at position " +
+                       std::to_string(*position) + ", past the " + std::to_string(held) +
+                       " positions of the conversation so far: a call continues it (at " + std::to_string(held) +
+                       "), goes back to an earlier position, or starts a new one at 0"};
+  }
+  if (Status causal = check_causal_mask(mask.toTensor(), *position); !causal.ok()) return causal;
+  paged_start_ = *position;
+  paged_end_ = *position + count;
+  return ok_status();
 }
 
 Outcome<bool> CompiledMethod::start_conversation() {
@@ -234,7 +283,13 @@ Outcome<bool> CompiledMethod::start_conversation() {
   return true;
 }
 
-void CompiledMethod::read_length() {
+void CompiledMethod::read_length(bool succeeded) {
+  if (paged_) {
+    // What the call wrote counts once it succeeded; a failed one may have written part of its
+    // positions, never those before it.
+    length_ = succeeded ? paged_end_ : std::min(length_.value_or(0), paged_start_);
+    return;
+  }
   if (state_ == nullptr) return;
   Outcome<int64_t> length = state_->read_int(request_.get(), kLengthVariable);
   length_ = length.ok() ? std::optional<int64_t>(length.value()) : std::nullopt;
@@ -243,9 +298,13 @@ void CompiledMethod::read_length() {
 Status CompiledMethod::save_state(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!length_) return Failure{FailureKind::kInvalidArgument, "the conversation's length is unknown after a failed call"};
+  if (paged_) {
+    saved_.insert_or_assign(name, SavedState{std::nullopt, paged_->take(*length_), *length_});
+    return ok_status();
+  }
   Outcome<ov::StateControl::Snapshot> taken = state_->snapshot(request_.get());
   if (!taken.ok()) return taken.failure();
-  saved_.insert_or_assign(name, SavedState{std::move(taken).value(), *length_});
+  saved_.insert_or_assign(name, SavedState{std::move(taken).value(), {}, *length_});
   return ok_status();
 }
 
@@ -253,7 +312,11 @@ Status CompiledMethod::restore_state(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto found = saved_.find(name);
   if (found == saved_.end()) return Failure{FailureKind::kInvalidArgument, "no state saved as '" + name + "'"};
-  if (Status restored = state_->restore(request_.get(), found->second.snapshot); !restored.ok()) return restored;
+  if (paged_) {
+    paged_->restore(found->second.blocks);
+  } else if (Status restored = state_->restore(request_.get(), *found->second.snapshot); !restored.ok()) {
+    return restored;
+  }
   length_ = found->second.length;
   state_written_ = true;
   return ok_status();
@@ -293,7 +356,7 @@ Status CompiledMethod::check_bounds(Span<EValue*> args) const {
 }
 
 Status CompiledMethod::explain_failed_inference(const Status& failed) const {
-  if (!position_input_) return failed;
+  if (!position_input_ || paged_) return failed;
   Failure failure = failed.failure();
   failure.message +=
       state_ != nullptr
@@ -307,7 +370,7 @@ Status CompiledMethod::explain_failed_inference(const Status& failed) const {
 }
 
 Status CompiledMethod::bind_all(Span<EValue*> args) {
-  const size_t inputs = compiled_->inputs.size();
+  const size_t inputs = fed_inputs_;
   for (size_t i = 0; i < inputs; ++i) {
     if (!args[i]->isTensor()) continue;  // a scalar, written after binding
     Status bound = input_bindings_[i].bind(runtime_, request_.get(), true, i, args[i]->toTensor(),
@@ -324,7 +387,7 @@ Status CompiledMethod::bind_all(Span<EValue*> args) {
 }
 
 Status CompiledMethod::copy_dynamic_outputs(Span<EValue*> args) {
-  const size_t inputs = compiled_->inputs.size();
+  const size_t inputs = fed_inputs_;
   for (size_t i = 0; i < compiled_->outputs.size(); ++i) {
     if (!output_is_dynamic_[i]) continue;
     Outcome<ov::OutputView> produced = ov::output_tensor(runtime_, request_.get(), i);

@@ -17,6 +17,7 @@
 #include "blob/delegate_blob.h"
 #include "common/outcome.h"
 #include "delegate/model_compiler.h"
+#include "delegate/paged_caches.h"
 #include "delegate/scalar_binding.h"
 #include "delegate/tensor_binding.h"
 #include "openvino_api/runtime.h"
@@ -51,7 +52,7 @@ class CompiledMethod {
   // Saved states (delegate/saved_states.h): whether this method's KV caches grow with the
   // conversation and the state helper is at hand; the state kept under `name` (replacing one of the
   // same name), set back (the next call continues at the saved length), and dropped.
-  bool controls_state() const { return state_ != nullptr; }
+  bool controls_state() const { return state_ != nullptr || paged_ != nullptr; }
   Status save_state(const std::string& name);
   Status restore_state(const std::string& name);
   bool forget_state(const std::string& name);
@@ -59,7 +60,8 @@ class CompiledMethod {
 
  private:
   CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
-                 std::optional<blob::InputArguments> arguments, std::vector<blob::InputBound> bounds);
+                 std::optional<blob::InputArguments> arguments, std::vector<blob::InputBound> bounds,
+                 size_t fed_inputs);
   // The call input IR input `index` is.
   size_t call_input(size_t index) const { return rearranges_ ? ir_input_arguments_[index] : index; }
   Status bind_all(executorch::runtime::Span<executorch::runtime::EValue*> args);
@@ -77,12 +79,15 @@ class CompiledMethod {
   // Whether it took a new request (so everything must be bound again).
   Outcome<bool> prepare_conversation(executorch::runtime::Span<executorch::runtime::EValue*> args);
   Outcome<bool> start_conversation();
+  // The same for a paged model (paged_caches.h): checks the call's position, length and mask.
+  Status prepare_paged(executorch::runtime::Span<executorch::runtime::EValue*> args);
   // After an inference (even a failed one): how many positions the grown caches hold now.
-  void read_length();
+  void read_length(bool succeeded);
 
   ov::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;
   size_t call_inputs_;
+  size_t fed_inputs_;                         // IR inputs the call feeds: all but a paged model's caches
   bool rearranges_;                           // false: the IR reads every call input, in order
   std::vector<uint32_t> ir_input_arguments_;  // else the call input each IR input is
   std::vector<executorch::runtime::EValue*> arranged_;  // a call's arguments as the IR takes them
@@ -97,8 +102,13 @@ class CompiledMethod {
   bool state_written_ = false;  // an inference ran on this request since it was created
   const ov::StateControl* state_ = nullptr;  // the state helper, for a method whose caches grow
   std::optional<int64_t> length_ = 0;       // positions the grown caches hold; nullopt: unknown
+  std::optional<PagedLayout> paged_layout_;
+  std::unique_ptr<PagedCaches> paged_;      // a paged model's caches
+  int64_t paged_start_ = 0;                 // the call being run: its first position
+  int64_t paged_end_ = 0;                   // and the positions held once it succeeds
   struct SavedState {
-    ov::StateControl::Snapshot snapshot;
+    std::optional<ov::StateControl::Snapshot> snapshot;  // grown caches
+    PagedCaches::Snapshot blocks;                         // paged ones
     int64_t length;
   };
   std::map<std::string, SavedState> saved_;

@@ -39,7 +39,7 @@ std::string model_identity(const blob::ParsedBlob& parsed) {
 
 // Everything that decides what compile() would produce in this process.
 std::string cache_key(const std::string& identity, const CompileOptions& options) {
-  std::string key = "device=" + options.device + '\n';
+  std::string key = "device=" + options.device + "\nattention=" + options.attention + '\n';
   for (const ov::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
   return key + identity;
 }
@@ -51,7 +51,8 @@ std::optional<CacheEntry> file_cache_entry(ov::Runtime& runtime, const std::stri
                                            const CompileOptions& options) {
   const std::string* folder = find_property(options, "CACHE_DIR");
   if (folder == nullptr || is_virtual_device(options.device)) return std::nullopt;
-  std::string key = "executorch_openvino model cache\nopenvino=" + runtime.build_number() + "\ndevice=" + options.device + '\n';
+  std::string key = "executorch_openvino model cache\nopenvino=" + runtime.build_number() + "\ndevice=" + options.device +
+                    "\nattention=" + options.attention + '\n';
   for (const auto& [name, value] : compilation_properties(options)) key += name + '=' + value + '\n';
   return cache_entry(*folder, key + identity);
 }
@@ -151,7 +152,8 @@ std::string describe_compiled_models() {
     if (!model) continue;
     // use_count counts our local copy too.
     text += "device=" + model->device + " source=" + source_name(model->source) +
-            " users=" + std::to_string(model.use_count() - 1) + " " + model->effective_properties + "\n";
+            " users=" + std::to_string(model.use_count() - 1) + (model->paged ? " attention=paged " : " ") +
+            model->effective_properties + "\n";
   }
   return text;
 }

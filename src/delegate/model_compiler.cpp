@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "delegate/errors.h"
+#include "delegate/paged_caches.h"
+#include "delegate/state_helper.h"
 
 namespace executorch_openvino::delegate {
 namespace {
@@ -66,9 +68,46 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
   result.inputs = std::move(inputs).value();
   result.outputs = std::move(outputs).value();
   result.effective_properties = read_back_properties(runtime, result.model.get());
+  result.paged = std::any_of(result.inputs.begin(), result.inputs.end(),
+                             [](const ov::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; });
   const std::string* profiling = find_property(options, "PERF_COUNT");
   result.profiling = profiling != nullptr && *profiling == "YES";
   return ok_status();
+}
+
+// The element type of paged caches: the precision the device computes in, f32 unless asked otherwise
+// (the CPU plugin's paged attention keeps its caches in its compute precision).
+std::string paged_cache_type(ov::Runtime& runtime, const CompileOptions& options) {
+  const std::string* hint = find_property(options, "INFERENCE_PRECISION_HINT");
+  if (hint != nullptr) return *hint;
+  Outcome<std::string> device_default = ov::device_property(runtime, options.device, "INFERENCE_PRECISION_HINT");
+  return device_default.ok() ? device_default.value() : "f32";
+}
+
+// attention=paged: the model's grown caches rewritten for OpenVINO's paged attention, where the state
+// helper can do it (paged_caches.h); any other model, device or process is left as it is, and says why.
+// Returns the caches' element type when the model was rewritten, else nothing.
+Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& options, ov::ov_model* model) {
+  const bool cpu = options.device == "CPU" || options.device.rfind("CPU.", 0) == 0;
+  const StateHelper& helper = state_helper(runtime);
+  std::string left, type;
+  if (!cpu) {
+    left = "paged attention is run on CPU only, and the device is " + options.device;
+  } else if (helper.control == nullptr) {
+    left = "it needs the state helper: " + helper.why_not;
+  } else {
+    type = paged_cache_type(runtime, options);
+    if (type != "f32" && type != "bf16" && type != "f16") {
+      left = "caches in " + type + " are not supported";
+    } else {
+      Outcome<std::string> paged = helper.control->page_attention(model, type, kPagedBlockSize);
+      if (!paged.ok()) return paged.failure();
+      left = paged.value();
+    }
+  }
+  if (left.empty()) return type;
+  log_info("attention=paged: the model runs as exported: " + left);
+  return std::string();
 }
 
 // Imports the compiled model in the first `model_size` bytes of `bytes` with the options in effect.
@@ -170,8 +209,22 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
     if (release_blob) release_blob();  // the model holds its XML; the weights are in `backing`
+    std::string paged_type;
+    if (options.attention == kPagedAttention) {
+      Outcome<std::string> paged = page_attention(runtime, options, model->get());
+      if (!paged.ok()) return paged.failure();
+      paged_type = paged.value();
+    }
     // With our cache in use OpenVINO's own would store a second copy of the same compiled model.
     std::vector<ov::Property> properties = options.properties;
+    if (!paged_type.empty()) {
+      // The plugin's paged attention wants the cache precision it is given to be the caches' type (the
+      // IR's own KV_CACHE_PRECISION is the grown caches').
+      properties.erase(std::remove_if(properties.begin(), properties.end(),
+                                      [](const ov::Property& p) { return p.key == "KV_CACHE_PRECISION"; }),
+                       properties.end());
+      properties.push_back({"KV_CACHE_PRECISION", paged_type});
+    }
     if (cache_entry != nullptr) {
       properties.erase(std::remove_if(properties.begin(), properties.end(),
                                       [](const ov::Property& p) { return p.key == "CACHE_DIR"; }),

@@ -33,6 +33,7 @@ struct CompiledModel {
   // execution devices, profiling), for get_option-style diagnostics and tests.
   std::string effective_properties;
   bool profiling = false;
+  bool paged = false;  // its attention runs paged (attention=paged; delegate/paged_caches.h)
 };
 
 // The IR's weights, asked for only when the IR itself is compiled: an imported model reads none, so

@@ -46,6 +46,10 @@ std::optional<std::string> environment_option(const OptionSpec& spec) {
 }
 
 void set_in(CompileOptions& options, const OptionSpec& spec, const std::string& normalized) {
+  if (spec.kind == OptionKind::kAttention) {
+    options.attention = normalized;
+    return;
+  }
   if (spec.property == nullptr) {
     options.device = normalized;
     return;
@@ -87,6 +91,7 @@ const std::vector<OptionSpec>& option_specs() {
       {"cache_dir", "CACHE_DIR", OptionKind::kText},
       {"enable_mmap", "ENABLE_MMAP", OptionKind::kSwitch},
       {"enable_profiling", "PERF_COUNT", OptionKind::kSwitch},
+      {"attention", nullptr, OptionKind::kAttention},
   };
   return specs;
 }
@@ -130,6 +135,13 @@ Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value)
       if (upper(value) == "AUTO") return std::string("AUTO");
       if (!is_count(value)) return refuse("a whole number >= 0 or AUTO");
       return value;
+    case OptionKind::kAttention: {
+      const std::string word = lower(value);
+      if (word != kGrownAttention && word != kPagedAttention) {
+        return refuse("grown (the KV caches as OpenVINO state, as exported) or paged (OpenVINO's paged attention)");
+      }
+      return word;
+    }
     case OptionKind::kPrecision: {
       const std::string word = lower(value);
       if (!precision_hint(word).ok()) return refuse("exact (f32, eager's results) or fast (the device's default)");

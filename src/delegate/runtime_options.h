@@ -20,11 +20,11 @@
 
 namespace executorch_openvino::delegate {
 
-enum class OptionKind { kText, kCount, kStreams, kSwitch, kPrecision };
+enum class OptionKind { kText, kCount, kStreams, kSwitch, kPrecision, kAttention };
 
 struct OptionSpec {
   const char* key;       // "num_threads"
-  const char* property;  // "INFERENCE_NUM_THREADS"; nullptr for "device"
+  const char* property;  // "INFERENCE_NUM_THREADS"; nullptr for "device" and "attention"
   OptionKind kind;
 };
 

@@ -16,6 +16,7 @@ struct StateControl::Functions {
   int (*snapshot_take)(ov_infer_request*, eov_state_snapshot**, char*, size_t);
   int (*snapshot_restore)(ov_infer_request*, const eov_state_snapshot*, char*, size_t);
   void (*snapshot_free)(eov_state_snapshot*);
+  int (*page_attention)(ov_model*, const eov_paging*, char*, size_t);
 };
 
 namespace {
@@ -72,6 +73,7 @@ Outcome<std::unique_ptr<StateControl>> StateControl::open(const fs::path& path) 
   find(functions->snapshot_take, "eov_state_snapshot_take");
   find(functions->snapshot_restore, "eov_state_snapshot_restore");
   find(functions->snapshot_free, "eov_state_snapshot_free");
+  find(functions->page_attention, "eov_state_page_attention");
   if (!complete) {
     return Failure{FailureKind::kRuntimeUnavailable, "the state helper " + path.string() + " lacks a function"};
   }
@@ -117,6 +119,16 @@ Outcome<StateControl::Snapshot> StateControl::snapshot(ov_infer_request* request
 Status StateControl::restore(ov_infer_request* request, const Snapshot& snapshot) const {
   std::array<char, kErrorSize> error{};
   return status_of(functions_->snapshot_restore(request, snapshot.handle_, error.data(), error.size()), error);
+}
+
+Outcome<std::string> StateControl::page_attention(ov_model* model, const std::string& cache_type,
+                                                  int32_t block_size) const {
+  std::array<char, kErrorSize> error{};
+  const eov_paging options{cache_type.c_str(), block_size};
+  const int code = functions_->page_attention(model, &options, error.data(), error.size());
+  if (code == EOV_STATE_OK) return std::string();
+  if (code == EOV_STATE_LEFT) return std::string(error.data());
+  return Failure{FailureKind::kOpenVinoError, std::string(error.data())};
 }
 
 StateControl::Snapshot::Snapshot(Snapshot&& other) noexcept : owner_(other.owner_), handle_(other.handle_) {

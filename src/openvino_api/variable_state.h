@@ -1,4 +1,4 @@
-// OpenVINO's variable state (reset, truncate, snapshot, restore) through the helper library
+// OpenVINO's variable state (reset, truncate, snapshot, restore), and paged attention, through the helper library
 // libexecutorch_openvino_state (src/openvino_state/state_abi.h), which the C API cannot reach.
 // Opened at run time, like the runtime itself; a missing or mismatched helper is a clear error for
 // the calls that need it, and nothing else changes.
@@ -48,6 +48,11 @@ class StateControl {
   Outcome<int64_t> read_int(ov_infer_request* request, const std::string& name) const;
   Outcome<Snapshot> snapshot(ov_infer_request* request) const;
   Status restore(ov_infer_request* request, const Snapshot& snapshot) const;
+
+  // Rewrites `model` in memory so that OpenVINO's paged attention reads and writes its grown KV
+  // caches (src/openvino_state/paged_attention.cpp), caches of `cache_type` in blocks of
+  // `block_size` positions. Empty text: rewritten; other text: why the model was left as it was.
+  Outcome<std::string> page_attention(ov_model* model, const std::string& cache_type, int32_t block_size) const;
 
  private:
   struct Functions;

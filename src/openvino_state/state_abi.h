@@ -1,5 +1,6 @@
-// The C interface of libexecutorch_openvino_state, the helper that reaches OpenVINO's variable
-// state (reset, truncate, snapshot, restore), which OpenVINO's C API does not offer. The helper is
+// The C interface of libexecutorch_openvino_state, the helper that reaches what OpenVINO's C API does
+// not offer: variable state (reset, truncate, snapshot, restore) and rewriting a model in memory
+// (paged attention). The helper is
 // built against the OpenVINO wheel's C++ headers and links libopenvino; the delegate opens it at
 // run time (dlopen) and calls these functions with its C-API infer request, so the delegate
 // itself keeps no link dependency on OpenVINO and no C++ type crosses the boundary.
@@ -22,9 +23,10 @@ extern "C" {
 #endif
 
 // The interface's version: the delegate refuses a helper of another.
-#define EOV_STATE_ABI_VERSION 1
+#define EOV_STATE_ABI_VERSION 2
 
-typedef struct ov_infer_request ov_infer_request_t;  // OpenVINO's C-API handle
+typedef struct ov_infer_request ov_infer_request_t;  // OpenVINO's C-API handles
+typedef struct ov_model ov_model_t;
 typedef struct eov_state_snapshot eov_state_snapshot;
 
 EOV_STATE_API int eov_state_abi_version(void);
@@ -51,6 +53,23 @@ EOV_STATE_API int eov_state_snapshot_take(ov_infer_request_t* request, eov_state
 EOV_STATE_API int eov_state_snapshot_restore(ov_infer_request_t* request, const eov_state_snapshot* snapshot, char* error,
                                size_t error_size);
 EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
+
+// eov_state_page_attention's results: rewritten; left as it was (`error` says why: not a model it
+// applies to); failed (`error` says why; the model is left as it was).
+#define EOV_STATE_OK 0
+#define EOV_STATE_FAILED 1
+#define EOV_STATE_LEFT 2
+
+typedef struct eov_paging {
+  const char* cache_type;  // the caches' element type: "f32", "bf16", "f16"
+  int32_t block_size;      // positions a cache block holds
+} eov_paging;
+
+// Rewrites, in memory, a model whose KV caches grow (python/executorch_openvino/ir_passes/grown_cache.py)
+// so that OpenVINO's paged attention reads and writes them, before it is compiled
+// (src/openvino_state/paged_attention.cpp says what the result looks like).
+EOV_STATE_API int eov_state_page_attention(ov_model_t* model, const eov_paging* options, char* error,
+                                           size_t error_size);
 
 #ifdef __cplusplus
 }

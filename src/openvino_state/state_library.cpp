@@ -1,5 +1,6 @@
 // libexecutorch_openvino_state: OpenVINO's variable state through its C++ API, for a request made
 // through its C API (state_abi.h says why and how).
+#include "openvino_state/error_text.h"
 #include "openvino_state/state_abi.h"
 
 #include <algorithm>
@@ -24,11 +25,7 @@ struct eov_state_snapshot {
 namespace {
 
 int fail(const std::string& message, char* error, size_t error_size) {
-  if (error != nullptr && error_size > 0) {
-    const size_t n = std::min(message.size(), error_size - 1);
-    std::memcpy(error, message.data(), n);
-    error[n] = '\0';
-  }
+  executorch_openvino::state::write_error(message, error, error_size);
   return 1;
 }
 

@@ -38,7 +38,7 @@ def add_option_argument(parser) -> None:
     parser.add_argument("--option", action="append", default=[], type=option_pair, metavar="KEY=VALUE",
                         help="a run-time option of the delegate, for programs loaded by this command (repeatable): "
                         "device, num_threads, num_streams, performance_hint, precision, inference_precision, "
-                        "cache_dir, enable_mmap, enable_profiling (docs/options.md)")
+                        "cache_dir, enable_mmap, enable_profiling, attention (docs/options.md)")
     # The same list as --option: --precision fast is --option precision=fast.
     parser.add_argument("--precision", dest="option", action="append", type=precision_pair, metavar="exact|fast",
                         help="exact: f32, eager's results; fast: the device's fastest precision (bf16 or f16 where "

@@ -41,7 +41,7 @@ class RuntimeOptionsTest : public ::testing::Test {
   void TearDown() override { clear(); }
   static void clear() {
     for (const char* key : {"device", "performance_hint", "num_threads", "num_streams", "precision",
-                            "inference_precision", "cache_dir", "enable_mmap", "enable_profiling"}) {
+                            "inference_precision", "cache_dir", "enable_mmap", "enable_profiling", "attention"}) {
       executorch_openvino_set_option(key, "");
       std::string variable = std::string("EXECUTORCH_OPENVINO_") + key;
       for (char& c : variable) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

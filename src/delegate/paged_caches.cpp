@@ -1,0 +1,118 @@
+#include "delegate/paged_caches.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace executorch_openvino::delegate {
+
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+
+Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled) {
+  const std::vector<ov::PortInfo>& inputs = compiled.inputs;
+  auto is_cache = [](const ov::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; };
+  const auto first = std::find_if(inputs.begin(), inputs.end(), is_cache);
+  if (first == inputs.end()) return std::optional<PagedLayout>();
+  PagedLayout layout;
+  layout.first_cache = static_cast<size_t>(first - inputs.begin());
+  const std::string not_ours = "the model's paged attention is not in the form this library makes";
+  if (!std::all_of(first, inputs.end(), is_cache)) {
+    return Failure{FailureKind::kInvalidBlob, not_ours + ": its caches are not its last inputs"};
+  }
+  bool mask = false, tokens = false;
+  for (size_t i = 0; i < layout.first_cache; ++i) {
+    if (inputs[i].name == kCausalMaskInput) layout.mask = i, mask = true;
+    if (inputs[i].name == kTokensInput) layout.tokens = i, tokens = true;
+  }
+  if (!mask || !tokens) return Failure{FailureKind::kInvalidBlob, not_ours + ": no mask or token input"};
+  const std::vector<ov::Dimension>& context = inputs[layout.mask].dims;
+  if (context.size() != 2 || context[1].min != context[1].max || context[1].max <= 0) {
+    return Failure{FailureKind::kInvalidBlob, not_ours + ": its mask is " + inputs[layout.mask].shape_text()};
+  }
+  layout.blocks = (context[1].max + kPagedBlockSize - 1) / kPagedBlockSize;
+  // [blocks, KV heads, block, width]: the plugin reports the number of blocks as open.
+  for (auto port = first; port != inputs.end(); ++port) {
+    const std::vector<ov::Dimension>& dims = port->dims;
+    const bool fits = dims.size() == 4 && std::all_of(dims.begin() + 1, dims.end(), [](const ov::Dimension& d) {
+      return d.min == d.max && d.max > 0;
+    });
+    if (!fits || dims[2].max != kPagedBlockSize) {
+      return Failure{FailureKind::kInvalidBlob, not_ours + ": cache " + port->name + " is " + port->shape_text()};
+    }
+  }
+  return std::optional<PagedLayout>(layout);
+}
+
+Status check_causal_mask(const Tensor& mask, int64_t position) {
+  if (mask.scalar_type() != ScalarType::Bool || mask.dim() != 2) {
+    return Failure{FailureKind::kInvalidArgument, "the attention mask must be a boolean [positions, context] tensor"};
+  }
+  const int64_t rows = mask.size(0), columns = mask.size(1);
+  if (position + rows > columns) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "positions " + std::to_string(position) + " to " + std::to_string(position + rows - 1) +
+                       " do not fit the context of " + std::to_string(columns)};
+  }
+  const bool* values = mask.const_data_ptr<bool>();
+  for (int64_t row = 0; row < rows; ++row) {
+    const bool* cells = values + row * columns;
+    const int64_t attended = position + row + 1;  // positions 0 .. position + row
+    const bool* wrong = std::find(cells, cells + attended, false);
+    if (wrong == cells + attended) wrong = std::find(cells + attended, cells + columns, true);
+    if (wrong != cells + columns) {
+      return Failure{FailureKind::kInvalidArgument,
+                     "the attention mask is not causal at row " + std::to_string(row) + ", column " +
+                         std::to_string(wrong - cells) + " (the call's first position is " + std::to_string(position) +
+                         "): with attention=paged the delegate computes causal attention only, so it refuses the "
+                         "call rather than ignore the mask; load with attention=grown for other masks"};
+    }
+  }
+  return ok_status();
+}
+
+Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(ov::Runtime& runtime, const CompiledModel& compiled,
+                                                          const PagedLayout& layout) {
+  auto caches = std::make_unique<PagedCaches>();
+  for (size_t i = layout.first_cache; i < compiled.inputs.size(); ++i) {
+    const ov::PortInfo& port = compiled.inputs[i];
+    std::vector<int64_t> dims = {layout.blocks};
+    for (size_t d = 1; d < port.dims.size(); ++d) dims.push_back(port.dims[d].max);
+    size_t bytes = ov::element_size(port.type);
+    for (int64_t dimension : dims) bytes *= static_cast<size_t>(dimension);
+    Cache cache;
+    cache.input = i;
+    cache.memory = AlignedBytes::allocate(bytes);
+    cache.block_bytes = dims[0] > 0 ? bytes / static_cast<size_t>(dims[0]) : 0;
+    Outcome<ov::TensorPtr> tensor = ov::wrap_host_memory(runtime, port.type, dims.data(), dims.size(), cache.memory.data.get());
+    if (!tensor.ok()) return tensor.failure();
+    cache.tensor = std::move(tensor).value();
+    caches->caches_.push_back(std::move(cache));
+  }
+  return caches;
+}
+
+Status PagedCaches::bind(ov::Runtime& runtime, ov::ov_infer_request* request) const {
+  for (const Cache& cache : caches_) {
+    if (Status bound = ov::set_input(runtime, request, cache.input, cache.tensor.get()); !bound.ok()) return bound;
+  }
+  return ok_status();
+}
+
+PagedCaches::Snapshot PagedCaches::take(int64_t length) const {
+  Snapshot snapshot;
+  const size_t blocks = static_cast<size_t>((length + kPagedBlockSize - 1) / kPagedBlockSize);
+  for (const Cache& cache : caches_) {
+    const size_t bytes = std::min(blocks * cache.block_bytes, cache.memory.size);
+    snapshot.blocks.emplace_back(cache.memory.data.get(), cache.memory.data.get() + bytes);
+  }
+  return snapshot;
+}
+
+void PagedCaches::restore(const Snapshot& snapshot) {
+  for (size_t i = 0; i < caches_.size() && i < snapshot.blocks.size(); ++i) {
+    std::memcpy(caches_[i].memory.data.get(), snapshot.blocks[i].data(), snapshot.blocks[i].size());
+  }
+}
+
+}  // namespace executorch_openvino::delegate

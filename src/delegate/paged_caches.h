@@ -1,0 +1,74 @@
+// The KV caches of a language model whose attention runs paged (the "attention=paged" option;
+// src/openvino_state/paged_attention.cpp rewrites the model at load). The caches are inputs of the
+// compiled model that no call feeds: each method allocates its own, for the whole context, and keeps
+// them bound. A call at position p attends to the first p positions held and writes the next ones, so
+// going back is a call at an earlier position (nothing is copied), and a saved prefix is a copy of
+// the blocks it fills. Paged attention is causal and reads no mask: the model's mask stays an input
+// that every call's is checked against.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <executorch/runtime/core/exec_aten/exec_aten.h>
+
+#include "common/outcome.h"
+#include "delegate/aligned_bytes.h"
+#include "delegate/model_compiler.h"
+#include "openvino_api/objects.h"
+
+namespace executorch_openvino::delegate {
+
+// Also in src/openvino_state/paged_attention.cpp, which names these inputs.
+inline constexpr const char* kPagedCachePrefix = "executorch_openvino.paged/";
+inline constexpr const char* kCausalMaskInput = "!executorch_openvino.causal_mask";
+inline constexpr const char* kTokensInput = "!executorch_openvino.tokens";
+inline constexpr int32_t kPagedBlockSize = 32;  // positions a block holds: the CPU plugin's
+
+// Where a paged model's own inputs are among its compiled model's inputs.
+struct PagedLayout {
+  size_t first_cache = 0;  // the caches are the inputs from here on; the call feeds those before
+  size_t mask = 0;         // the causal mask: [new positions, context], boolean
+  size_t tokens = 0;       // the token ids: [1, new positions]
+  int64_t blocks = 0;      // of each cache: enough for the mask's context
+};
+
+// nullopt when the model's attention is not paged; a failure when it is, in another form than the
+// rewrite makes (caches not last, no mask or token input).
+Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled);
+
+// Whether `mask` ([rows, context], boolean) is causal for a call whose first new position is
+// `position`: row i attends to positions 0 .. position + i and to none after. The failure says where
+// it is not.
+Status check_causal_mask(const executorch::aten::Tensor& mask, int64_t position);
+
+class PagedCaches {
+ public:
+  // Memory for every cache input of `compiled` (shapes from its ports), not yet touched: the pages
+  // a conversation never reaches are never resident.
+  static Outcome<std::unique_ptr<PagedCaches>> create(ov::Runtime& runtime, const CompiledModel& compiled,
+                                                      const PagedLayout& layout);
+  // Binds every cache to `request` (once per request).
+  Status bind(ov::Runtime& runtime, ov::ov_infer_request* request) const;
+
+  // The blocks that hold the first `length` positions of every cache.
+  struct Snapshot {
+    std::vector<std::vector<uint8_t>> blocks;
+  };
+  Snapshot take(int64_t length) const;
+  void restore(const Snapshot& snapshot);
+
+ private:
+  struct Cache {
+    size_t input = 0;
+    AlignedBytes memory;
+    size_t block_bytes = 0;
+    ov::TensorPtr tensor;
+  };
+  std::vector<Cache> caches_;
+};
+
+}  // namespace executorch_openvino::delegate

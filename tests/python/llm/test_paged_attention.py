@@ -1,0 +1,160 @@
+"""attention=paged: a language model's grown KV caches run by OpenVINO's paged attention, the model
+rewritten at load by the state helper (src/openvino_state/paged_attention.cpp) and its caches held by
+the delegate (src/delegate/paged_caches.cpp). Every call equals eager PyTorch on its static cache;
+going back is an ordinary call at an earlier position; a saved prefix is a copy of its blocks; a
+model the rewrite does not apply to runs as exported, and so does every model without the helper."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+import executorch_openvino
+from executorch_openvino.runtime import library
+from executorch_openvino.runtime.errors import DelegateError
+from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+from llm_models import Conversation
+
+
+@pytest.fixture
+def paged():
+    executorch_openvino.set_options(attention="paged")
+    yield
+    executorch_openvino.set_options(attention=None)
+
+
+def _attentions():
+    return sorted(model.get("attention", "grown") for model in library.load().describe_compiled_models())
+
+
+def _same(calls, case, ours):
+    eager = eager_of("dynamic_prompt", case.model)
+    for tokens, position in calls:
+        expected = eager(torch.tensor([tokens]), position)
+        got = ours(torch.tensor([tokens]), position)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-5, msg=f"call at {position}: {tokens}")
+
+
+def test_every_call_equals_eager_going_back_included(paged):
+    """A prompt, steps, then calls at 11, 8, 3 and 1 (regenerate, edit the last turn), a prompt of
+    several tokens after going back, and a new conversation: each call's logits are eager's. The
+    model really runs paged: the compiled model says so."""
+    case = lowered("dynamic_prompt")
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    assert "paged" in _attentions()
+    calls = [(PROMPT, 0)] + [([30 + i], len(PROMPT) + i) for i in range(5)]
+    for back in (11, 8, 3, 1):
+        calls += [([60 + back], back), ([70 + back], back + 1), ([80 + back], back + 2)]
+    calls += [([9, 8, 7, 6], 4), ([5, 6], 0), ([7], 2)]
+    _same(calls, case, ours)
+
+
+def test_greedy_generation_over_a_block_boundary_equals_eager(paged):
+    """Past the first block of 32 positions, 40 greedy steps give eager's ids and last logits."""
+    case = lowered("dynamic_prompt")
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    expected, expected_logits = Conversation(eager_of("dynamic_prompt", case.model)).generate(PROMPT, 40)
+    got, got_logits = Conversation(ours).generate(PROMPT, 40)
+    assert got == expected
+    torch.testing.assert_close(got_logits[-1], expected_logits[-1], rtol=1e-4, atol=1e-5)
+
+
+def test_a_position_past_the_conversation_is_refused_and_changes_nothing(paged):
+    case = lowered("dynamic_prompt")
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    eager = eager_of("dynamic_prompt", case.model)
+    ours(torch.tensor([PROMPT]), 0)
+    eager(torch.tensor([PROMPT]), 0)
+    with pytest.raises(DelegateError, match=r"starts at position 10, past the 7 positions of the conversation so far"):
+        ours(torch.tensor([[4]]), 10)
+    for offset, token in enumerate([50, 51]):
+        torch.testing.assert_close(ours(torch.tensor([[token]]), len(PROMPT) + offset),
+                                   eager(torch.tensor([[token]]), len(PROMPT) + offset), rtol=1e-4, atol=1e-5)
+
+
+def test_a_saved_prefix_is_its_blocks_and_serves_later_conversations(paged):
+    """The system prompt's blocks saved; each conversation restores them and continues; each equals
+    eager computing the system prompt and its question from scratch, also after going back into the
+    prefix and after a new conversation overwrote the blocks."""
+    case = lowered("dynamic_prompt")
+    system, first, second = PROMPT * 5, [20, 21, 22], [40, 41]  # 35 positions: more than a block
+    ours = ours_of("dynamic_prompt", load(case.pte))
+    ours(torch.tensor([system]), 0)
+    executorch_openvino.save_state("system")
+    try:
+        for question in (first, second, first):
+            executorch_openvino.restore_state("system")
+            expected, expected_logits = Conversation(eager_of("dynamic_prompt", case.model)).generate(
+                system + question, 6)
+            got, got_logits = Conversation(ours).generate(question, 6, start=len(system))
+            assert got == expected
+            torch.testing.assert_close(got_logits[-1], expected_logits[-1], rtol=1e-4, atol=1e-5)
+            ours(torch.tensor([[5]]), 3)
+            ours(torch.tensor([[6, 7, 8, 9]]), 0)
+    finally:
+        assert executorch_openvino.forget_state("system") == 1
+
+
+def test_with_precision_fast_the_caches_take_the_precision_the_device_computes_in(paged):
+    """precision=fast: bf16 compute where the CPU has it, and OpenVINO's paged attention wants its caches
+    in that precision; the paged program gives the grown one's greedy ids."""
+    case = lowered("dynamic_prompt")
+    executorch_openvino.set_options(precision="fast", attention=None)
+    try:
+        grown = ours_of("dynamic_prompt", load(case.pte))
+        executorch_openvino.set_options(attention="paged")
+        ours = ours_of("dynamic_prompt", load(case.pte))
+    finally:
+        executorch_openvino.set_options(precision=None)
+    assert "paged" in _attentions()
+    assert Conversation(ours).generate(PROMPT, 16)[0] == Conversation(grown).generate(PROMPT, 16)[0]
+
+
+def test_a_model_whose_mask_is_computed_inside_runs_as_exported(paged):
+    """ExecuTorch's Llama exported for one token at a time computes its mask in the graph: the
+    rewrite leaves it grown (the delegate can check only a mask given as an input), and it equals
+    eager as before."""
+    case = lowered("one_token")
+    ours = ours_of("one_token", load(case.pte))
+    assert _attentions() == ["grown"] * len(_attentions())
+    eager = eager_of("one_token", case.model)
+    for position, token in enumerate(PROMPT):
+        torch.testing.assert_close(ours(torch.tensor([[token]]), position), eager(torch.tensor([[token]]), position),
+                                   rtol=1e-4, atol=1e-5)
+
+
+def test_an_unknown_attention_is_refused_naming_both():
+    with pytest.raises(executorch_openvino.OptionError, match="grown .* or paged"):
+        executorch_openvino.set_options(attention="flash")
+
+
+def test_without_the_helper_the_model_runs_as_exported(library_path):
+    """attention=paged where the helper is missing (as on Windows): the program loads grown and
+    computes eager's ids; the log says why."""
+    script = textwrap.dedent("""
+        import sys
+        sys.path[:0] = sys.argv[1:]
+        import executorch_openvino
+        from executorch_openvino.runtime import library
+        from llm_lowering import PROMPT, lowered, load, ours_of, eager_of
+        from llm_models import Conversation
+        executorch_openvino.set_options(attention="paged")
+        case = lowered("dynamic_prompt")
+        ours = ours_of("dynamic_prompt", load(case.pte))
+        assert all("attention" not in m for m in library.load().describe_compiled_models())
+        expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate(PROMPT, 8)
+        assert Conversation(ours).generate(PROMPT, 8)[0] == expected
+        print("ok")
+    """)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
+               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
+    done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    assert "attention=paged: the model runs as exported: it needs the state helper" in done.stderr, done.stderr[-3000:]
