@@ -36,7 +36,8 @@ from common.reports import say  # noqa: E402
 paths.on_path(paths.PYTHON)
 import llm_setup  # noqa: E402
 
-ALL_VARIANTS = (list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.OV_VARIANTS)
+ALL_VARIANTS = (list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.PAGED_VARIANTS)
+               + list(llm_setup.OV_VARIANTS)
                 + list(llm_setup.LLAMACPP_BACKENDS))
 TIMEOUTS = {"prepare": 1200, "export": 3600, "export-ov": 3600, "probe": 1200, "rounds": 7200}
 

@@ -20,6 +20,9 @@ DESCRIPTIONS = {
           "state), executorch.runtime; int8/int4: executorch_openvino.quantization's NNCF weight compression",
     "ours-fast": "the same with OpenvinoPartitioner(precision=\"fast\"): the CPU's own default precision (bf16 "
                  "compute where the CPU has bf16, as GenAI's default; every other property the delegate's own)",
+    "ours-paged": "ours' program loaded with the attention=paged option: its grown caches rewritten at load for "
+                  "OpenVINO's paged attention (the form GenAI's default runs), the caches held by the delegate",
+    "ours-fast-paged": "ours-fast's program loaded with attention=paged",
     OURS_RUNNER: "ours' program driven by ExecuTorch's LLM runner (TextLLMRunner: its C++ prefill and generation "
                  "loop behind Python bindings) with the benchmark's tokenizer, fed the prompt's text; timed by the "
                  "runner's stats (time to first token, then the generated tokens after the first)",

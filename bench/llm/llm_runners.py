@@ -54,14 +54,22 @@ class EtRunner:
     """A .pte through executorch.runtime; a program of its own per runner (load_method hands back the
     same method for the same program)."""
 
-    def __init__(self, path: Path, variant: str):
+    def __init__(self, path: Path, variant: str, attention: Optional[str] = None):
         if variant in llm_setup.OURS_VARIANTS:
             import executorch_openvino  # noqa: F401  (registers our delegate)
         if variant == "xnnpack-custom":
             from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
         from executorch.runtime import Runtime
 
-        self.method = Runtime.get().load_program(path).load_method("forward")
+        if attention is None:
+            self.method = Runtime.get().load_program(path).load_method("forward")
+            return
+        # The option is read when the method loads (its model compiles), so one process can hold both kinds.
+        executorch_openvino.set_options(attention=attention)
+        try:
+            self.method = Runtime.get().load_program(path).load_method("forward")
+        finally:
+            executorch_openvino.set_options(attention=None)
 
     def _call(self, tokens: List[int], position: int) -> torch.Tensor:
         out = self.method.execute([torch.tensor([tokens], dtype=torch.long), torch.tensor([position])])[0]
@@ -213,6 +221,8 @@ def make_runner(variant: str, fmt: str, work: Path):
         return GenaiRunner(folder, properties.get(variant))
     if variant in llm_setup.RUNNER_VARIANTS:
         return TextRunner(work / f"{llm_setup.RUNNER_VARIANTS[variant]}-{fmt}.pte", work)
+    if variant in llm_setup.PAGED_VARIANTS:
+        return EtRunner(work / f"{llm_setup.PAGED_VARIANTS[variant]}-{fmt}.pte", variant, attention="paged")
     return EtRunner(work / f"{variant}-{fmt}.pte", variant)
 
 

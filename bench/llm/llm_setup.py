@@ -330,8 +330,11 @@ ET_VARIANTS = {
     "xnnpack-custom": lambda model, size, fmt: _xnnpack_program(model, size, fmt, custom=True),
     "et-kernels": _kernels_program,
 }
+# Variants that load another of ours' programs with the attention=paged option: the state helper rewrites
+# its grown caches for OpenVINO's paged attention at load (the form GenAI's default runs).
+PAGED_VARIANTS = {"ours-paged": "ours", "ours-fast-paged": "ours-fast"}
 # The variants our delegate runs (their processes load executorch_openvino).
-OURS_VARIANTS = ("ours", "ours-fast")
+OURS_VARIANTS = ("ours", "ours-fast", *PAGED_VARIANTS)
 # Variants that do not exist in a weight format, and why (reported as n/a, not tried).
 UNAVAILABLE = {
     ("et-kernels", "int4"): "ExecuTorch's kernels have no group-wise int4 linear layer (export_llama's 4w leaves "
@@ -347,7 +350,7 @@ LLAMACPP = "llamacpp"
 LLAMACPP_OPENVINO = "llamacpp-openvino"
 LLAMACPP_BACKENDS = {LLAMACPP: "cpu", LLAMACPP_OPENVINO: "openvino"}
 # Variants that run another variant's artifact: the runner variants, and llama.cpp's OpenVINO backend.
-SHARED_ARTIFACTS = {**RUNNER_VARIANTS, LLAMACPP_OPENVINO: LLAMACPP}
+SHARED_ARTIFACTS = {**RUNNER_VARIANTS, **PAGED_VARIANTS, LLAMACPP_OPENVINO: LLAMACPP}
 LLAMACPP_TYPES = {"fp32": None, "int8": "Q8_0", "int4": "Q4_0"}
 
 

@@ -27,7 +27,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     results = tmp_path / "results"
     done = subprocess.run(
         [sys.executable, str(REPO / "bench" / "llm" / "llm_bench.py"), "--sizes", "tiny", "--formats", "fp32",
-         "--variants", "ours,ours-fast,ours-runner", "--rounds", "1", "--results-dir", str(results)],
+         "--variants", "ours,ours-fast,ours-paged,ours-runner", "--rounds", "1", "--results-dir", str(results)],
         capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     markdown = next(results.glob("llm-*.md"))
@@ -35,7 +35,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     text = markdown.read_text()
     assert "logical cores" in text and "load average" in text  # the machine and its load are recorded
 
-    for variant in ("ours", "ours-runner"):
+    for variant in ("ours", "ours-paged", "ours-runner"):  # ours-paged: attention=paged at load
         cells = _row(text, variant)
         prefill, decode = float(cells[1].split()[0]), float(cells[2].split()[0])
         assert prefill > 0 and decode > 0, cells
@@ -52,7 +52,7 @@ def test_llm_bench_tiny_runs_end_to_end(tmp_path, library_path):
     run = json.loads(markdown.with_suffix(".json").read_text())
     (record,) = run["records"]
     variants = record["formats"]["fp32"]["variants"]
-    assert set(variants) == {"ours", "ours-fast", "ours-runner"}
+    assert set(variants) == {"ours", "ours-fast", "ours-paged", "ours-runner"}
     assert all("error" not in entry for entry in variants.values()), variants
     assert len(record["formats"]["fp32"]["rounds"]["rounds"]) == 1
 
