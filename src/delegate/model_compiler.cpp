@@ -233,7 +233,11 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     Outcome<ov::CompiledModelPtr> compiled = ov::compile_model(runtime, model->get(), options.device, properties);
     if (!compiled.ok()) return compiled.failure();
     result->model = std::move(compiled).value();
-    if (cache_entry != nullptr) {
+    if (cache_entry != nullptr && !paged_type.empty()) {
+      // OpenVINO's CPU plugin exports such a model without the run-time info its paged attention
+      // needs, and then cannot import it: storing it would only cost time and disk at every load.
+      log_info("model cache: a model with paged attention is not stored (OpenVINO cannot import it back)");
+    } else if (cache_entry != nullptr) {
       const std::string problem = store_compiled_model(runtime, result->model.get(), *cache_entry);
       if (!problem.empty()) log_info("model cache: the compiled model was not stored: " + problem);
     }

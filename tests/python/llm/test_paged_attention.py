@@ -115,6 +115,25 @@ def test_with_precision_fast_the_caches_take_the_precision_the_device_computes_i
     assert Conversation(ours).generate(PROMPT, 16)[0] == Conversation(grown).generate(PROMPT, 16)[0]
 
 
+def test_with_a_model_cache_a_paged_model_is_not_stored(paged, tmp_path):
+    """OpenVINO's CPU plugin exports a model with paged attention without what it needs to import it
+    back, so such a model is not stored in the model cache: loads compile it from the IR, and compute
+    eager's ids."""
+    case = lowered("dynamic_prompt")
+    executorch_openvino.set_options(cache_dir=str(tmp_path))
+    try:
+        for _ in range(2):
+            ours = ours_of("dynamic_prompt", load(case.pte))
+            (model,) = [m for m in library.load().describe_compiled_models() if m.get("attention") == "paged"]
+            assert model["source"] == "ir"
+            expected, _ = Conversation(eager_of("dynamic_prompt", case.model)).generate(PROMPT, 8)
+            assert Conversation(ours).generate(PROMPT, 8)[0] == expected
+            del ours, model
+    finally:
+        executorch_openvino.set_options(cache_dir=None)
+    assert not list(tmp_path.iterdir())
+
+
 def test_a_model_whose_mask_is_computed_inside_runs_as_exported(paged):
     """ExecuTorch's Llama exported for one token at a time computes its mask in the graph: the
     rewrite leaves it grown (the delegate can check only a mask given as an input), and it equals
