@@ -196,16 +196,20 @@ def test_the_installed_library_links_right_and_is_small(venv):
 
 def test_the_state_helper_links_the_openvino_package_beside_it_and_opens(venv):
     """libexecutorch_openvino_state, the one file that links OpenVINO (its C++ runtime, for the
-    variable state its C API lacks): found through the openvino package beside ours, and opened."""
+    variable state and the paged-attention rewrite its C API lacks): found through the openvino package
+    beside ours, opened, and speaking the interface version of src/openvino_state/state_abi.h."""
     helper = site_packages(venv) / "executorch_openvino/lib/libexecutorch_openvino_state.so"
     section = _dynamic(helper)
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", section)
     assert [n for n in needed if n.startswith("libopenvino")] and not [n for n in needed if "executorch" in n], needed
     runpath = re.search(r"\(RUNPATH\)\s+Library runpath: \[([^\]]+)\]", section).group(1)
     assert runpath == "$ORIGIN/../../openvino/libs", runpath
-    version = ok([venv / "bin/python", "-c", f"import ctypes; print(ctypes.CDLL({str(helper)!r}).eov_state_abi_version())"],
-                 env=clean_env())
-    assert version.strip() == "1"
+    header = (REPO / "src/openvino_state/state_abi.h").read_text()
+    expected = re.search(r"#define EOV_STATE_ABI_VERSION (\d+)", header).group(1)
+    probe = (f"import ctypes; h = ctypes.CDLL({str(helper)!r}); "
+             "print(h.eov_state_abi_version(), hasattr(h, 'eov_state_page_attention'))")
+    version = ok([venv / "bin/python", "-c", probe], env=clean_env())
+    assert version.split() == [expected, "True"], version
 
 
 def test_the_backend_class_is_defined_in_exactly_one_library(venv):
