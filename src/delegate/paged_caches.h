@@ -19,13 +19,14 @@
 #include "delegate/aligned_bytes.h"
 #include "delegate/model_compiler.h"
 #include "openvino_api/objects.h"
+#include "openvino_state/state_abi.h"
 
 namespace executorch_openvino::delegate {
 
-// Also in src/openvino_state/paged_attention.cpp, which names these inputs.
-inline constexpr const char* kPagedCachePrefix = "executorch_openvino.paged/";
-inline constexpr const char* kCausalMaskInput = "!executorch_openvino.causal_mask";
-inline constexpr const char* kTokensInput = "!executorch_openvino.tokens";
+// Named by the rewrite (src/openvino_state/paged_attention.cpp), through the helper's interface.
+inline constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
+inline constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
+inline constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
 inline constexpr int32_t kPagedBlockSize = 32;  // positions a block holds: the CPU plugin's
 
 // Where a paged model's own inputs are among its compiled model's inputs.

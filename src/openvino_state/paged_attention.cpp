@@ -40,10 +40,9 @@ namespace {
 constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
 constexpr const char* kGrownPrefix = "executorch_openvino.grown/";
 constexpr const char* kLengthVariable = "executorch_openvino.length";
-// Named here, read by src/delegate/paged_caches.cpp.
-constexpr const char* kPagedCachePrefix = "executorch_openvino.paged/";
-constexpr const char* kCausalMaskInput = "!executorch_openvino.causal_mask";
-constexpr const char* kTokensInput = "!executorch_openvino.tokens";
+constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
+constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
+constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
 
 // Why the model is left grown (EOV_STATE_LEFT), as an exception caught by the entry point.
 struct Left {

@@ -60,6 +60,12 @@ EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
 #define EOV_STATE_FAILED 1
 #define EOV_STATE_LEFT 2
 
+// The names the rewrite gives a paged model's own inputs, which the delegate looks for: the caches
+// (this prefix, then the pass's name), the causal mask and the token ids.
+#define EOV_PAGED_CACHE_PREFIX "executorch_openvino.paged/"
+#define EOV_PAGED_MASK_INPUT "!executorch_openvino.causal_mask"
+#define EOV_PAGED_TOKENS_INPUT "!executorch_openvino.tokens"
+
 typedef struct eov_paging {
   const char* cache_type;  // the caches' element type: "f32", "bf16", "f16"
   int32_t block_size;      // positions a cache block holds
