@@ -19,6 +19,10 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
 - controlled-<q>: the target in f32 (where a call's ids do not depend on how many tokens it carries)
   with a drafter that proposes plain greedy decoding's next tokens, each right with probability q:
   decode speed against a chosen acceptance, the drafter's quality taken out (ratios to plain-f32);
+- paged, paged-lookup, paged-rejected, paged-rejected-paused, paged-f32, paged-controlled-<q>: the same
+  programs loaded with attention=paged (OpenVINO's paged attention, rewritten at load: going back costs
+  nothing); their ratios are to paged (paged-f32 for the f32 rows), their ids compared with paged's own
+  plain greedy ids (int8's dynamic quantization parts the two forms at near-ties);
 - genai, genai-lookup: OpenVINO GenAI's LLMPipeline on optimum-intel's int8 IR of the same weights (the
   equivalent Hugging Face Llama; bench/llm/llm_setup), no properties (what its users get), plain and
   with its own prompt lookup (prompt_lookup=True, 5 drafts, n-grams up to 3), the same prompt ids;
@@ -201,6 +205,26 @@ def _call_costs(program, lengths) -> dict:
     return costs
 
 
+def _load_paged(path: Path):
+    import executorch_openvino
+    from executorch_openvino.llm import text_program
+
+    executorch_openvino.set_options(attention="paged")
+    try:
+        return text_program.load(path)
+    finally:
+        executorch_openvino.set_options(attention=None)
+
+
+def _base(name: str) -> str:
+    """The row a variant's ratio divides by."""
+    if name in ("paged-f32",) or name.startswith("paged-controlled"):
+        return "paged-f32"
+    if name.startswith("paged"):
+        return "paged"
+    return "plain-f32" if name == "plain-f32" or name.startswith("controlled") else "plain"
+
+
 def run(work: Path, rounds: int) -> dict:
     torch.set_num_threads(1)
     from executorch_openvino.generation import DraftModel, LookupDrafter, generate
@@ -208,6 +232,8 @@ def run(work: Path, rounds: int) -> dict:
 
     programs = {name: text_program.load(work / f"{name}.pte")
                 for name in ("target", "static", "target-f32", "draft", "draft-int4")}
+    programs["paged"] = _load_paged(work / "target.pte")
+    programs["paged-f32"] = _load_paged(work / "target-f32.pte")
     rng = np.random.default_rng(0)
     results = {}
     import llamacpp
@@ -224,6 +250,9 @@ def run(work: Path, rounds: int) -> dict:
         never = sorted(set(range(1000)) - set(plain.tokens))[:8]
         plain_f32 = generate(programs["target-f32"].model, prompt, STEPS)
         reference = prompt + plain_f32.tokens
+        plain_paged = generate(programs["paged"].model, prompt, STEPS)
+        expected_of = {id(programs["target-f32"]): plain_f32, id(programs["paged-f32"]): plain_f32,
+                       id(programs["paged"]): plain_paged}
         variants = {
             "plain": (programs["target"], None),
             "lookup": (programs["target"], LookupDrafter(max_draft=5)),
@@ -237,6 +266,16 @@ def run(work: Path, rounds: int) -> dict:
         }
         for q in CONTROLLED:
             variants[f"controlled-{q:.2f}"] = (programs["target-f32"], _Controlled(reference, q, round_index))
+        variants.update({
+            "paged": (programs["paged"], None),
+            "paged-lookup": (programs["paged"], LookupDrafter(max_draft=5)),
+            "paged-rejected": (programs["paged"], _Rejected(never, free_to_ask=True)),
+            "paged-rejected-paused": (programs["paged"], _Rejected(never, free_to_ask=False)),
+            "paged-f32": (programs["paged-f32"], None),
+        })
+        for q in CONTROLLED:
+            variants[f"paged-controlled-{q:.2f}"] = (programs["paged-f32"],
+                                                     _Controlled(reference, q, 100 + round_index))
         variants["genai"] = variants["genai-lookup"] = (None, None)
         variants["llamacpp"] = variants["llamacpp-lookup"] = (None, None)
         order = list(variants)
@@ -262,14 +301,15 @@ def run(work: Path, rounds: int) -> dict:
             row["decode_tok_s"].append((stats.generated - 1) / stats.decode_s)
             row["acceptance"].append(stats.acceptance)
             row["calls"].append(stats.calls)
-            expected = plain_f32 if program is programs["target-f32"] else plain
+            expected = expected_of.get(id(program), plain)
             row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, expected.tokens)) if a != b),
                                         None))
         print(f"round {round_index + 1}/{rounds} done", flush=True)
-    return {"rounds": rounds, "variants": results, "call_costs": _call_costs(programs["target"], [128, 256, 500])}
+    return {"rounds": rounds, "variants": results, "call_costs": _call_costs(programs["target"], [128, 256, 500]),
+            "call_costs_paged": _call_costs(programs["paged"], [128, 256, 500])}
 
 
-def report(measured: dict, made: dict, out: Path) -> str:
+def report(measured: dict, made: dict, out: Path, tag: str = "") -> str:
     variants = measured["variants"]
     plain = variants["plain"]["decode_tok_s"]
     lines = [f"# Speculative decoding and going back ({datetime.date.today()})", "",
@@ -286,7 +326,7 @@ def report(measured: dict, made: dict, out: Path) -> str:
              "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, row in variants.items():
         speed = row["decode_tok_s"]
-        base = variants["plain-f32"]["decode_tok_s"] if name == "plain-f32" or name.startswith("controlled") else plain
+        base = variants[_base(name)]["decode_tok_s"]
         ratios = [s / p for s, p in zip(speed, base)]
         accepted = [a for a in row["acceptance"] if a is not None]
         acceptance = f"{100 * statistics.median(accepted):.0f} %" if accepted else "-"
@@ -307,13 +347,25 @@ def report(measured: dict, made: dict, out: Path) -> str:
               f"{costs['width_change_ms']:.1f} ms more (OpenVINO prepares its graph for the new shapes: "
               "speculative calls therefore keep one width); going back 4 positions, between calls of "
               f"{WIDE} tokens:", "", "| Positions held | ms |", "| ---: | ---: |"]
-    lines += [f"| {length} | {ms:.1f} |" for length, ms in costs["cut_ms"].items()]
+    paged_costs = measured.get("call_costs_paged")
+    if paged_costs:
+        lines[-2:] = ["| Positions held | grown, ms | paged, ms |", "| ---: | ---: | ---: |"]
+        lines += [f"| {length} | {ms:.1f} | {paged_costs['cut_ms'][length]:.1f} |"
+                  for length, ms in costs["cut_ms"].items()]
+        paged = variants["paged"]["decode_tok_s"]
+        lines += ["", f"With attention=paged (rows `paged*`, ratios to `paged`, or `paged-f32` for the f32 rows): "
+                  f"a plain step {paged_costs['step_ms']:.1f} ms, a call of {WIDE} tokens "
+                  f"{paged_costs['wide_ms']:.1f} ms, a change of width {paged_costs['width_change_ms']:.1f} ms; "
+                  "paged plain decoding runs at "
+                  f"{statistics.median(p / g for p, g in zip(paged, plain)):.2f}× grown plain's speed."]
+    else:
+        lines += [f"| {length} | {ms:.1f} |" for length, ms in costs["cut_ms"].items()]
     if made:
         lines += ["", "Export times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in made.items())]
     text = "\n".join(lines) + "\n"
-    stamp = datetime.date.today().isoformat()
-    (out / f"speculative-{stamp}.md").write_text(text)
-    (out / f"speculative-{stamp}.json").write_text(json.dumps({"measured": measured, "exports_s": made}, indent=1,
+    stamp = "-".join(filter(None, ["speculative", tag, datetime.date.today().isoformat()]))
+    (out / f"{stamp}.md").write_text(text)
+    (out / f"{stamp}.json").write_text(json.dumps({"measured": measured, "exports_s": made}, indent=1,
                                                                 default=str))
     return text
 
@@ -323,9 +375,10 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/executorch_openvino_speculative"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    parser.add_argument("--tag", default="", help="in the report's name: speculative-<tag>-<date>.md")
     args = parser.parse_args()
     made = prepare(args.work)
-    print(report(run(args.work, args.rounds), made, args.out))
+    print(report(run(args.work, args.rounds), made, args.out, args.tag))
     return 0
 
 
