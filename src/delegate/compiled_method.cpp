@@ -192,16 +192,14 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
   state_written_ = true;  // even a failed inference may have written part of the state
   if (tracer == nullptr) {
     Status done = ov::infer(runtime_, request_.get());
-    read_length(done.ok());
-    if (!done.ok()) return explain_failed_inference(done);
+    if (Status answered = checked_answer(done); !answered.ok()) return answered;
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
     auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
         tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
     Status done = ov::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
-    read_length(done.ok());
-    if (!done.ok()) return explain_failed_inference(done);
+    if (Status answered = checked_answer(done); !answered.ok()) return answered;
     if (compiled_->profiling) record_layers(tracer, start);
   }
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
@@ -241,12 +239,12 @@ Outcome<bool> CompiledMethod::prepare_conversation(Span<EValue*> args) {
 Status CompiledMethod::prepare_paged(Span<EValue*> args) {
   const std::optional<int64_t> position = position_input_ ? first_position(*args[*position_input_]) : std::nullopt;
   const EValue& tokens = *args[paged_layout_->tokens];
-  const EValue& mask = *args[paged_layout_->mask];
-  if (!position || !tokens.isTensor() || !mask.isTensor()) {
+  const EValue* mask = paged_layout_->mask_computed ? nullptr : args[paged_layout_->mask];
+  if (!position || !tokens.isTensor() || (mask != nullptr && !mask->isTensor())) {
     return Failure{FailureKind::kInvalidArgument, "a call of a paged model gives its first position, tokens and mask"};
   }
   const int64_t count = tokens.toTensor().dim() > 0 ? tokens.toTensor().size(tokens.toTensor().dim() - 1) : 1;
-  if (mask.toTensor().dim() != 2 || mask.toTensor().size(0) != count) {
+  if (mask != nullptr && (mask->toTensor().dim() != 2 || mask->toTensor().size(0) != count)) {
     return Failure{FailureKind::kInvalidArgument, "input " + std::to_string(call_input(paged_layout_->mask)) +
                                                       ", the attention mask, does not have a row for each of the " +
                                                       std::to_string(count) + " tokens"};
@@ -259,10 +257,36 @@ Status CompiledMethod::prepare_paged(Span<EValue*> args) {
                        " positions of the conversation so far: a call continues it (at " + std::to_string(held) +
                        "), goes back to an earlier position, or starts a new one at 0"};
   }
-  if (Status causal = check_causal_mask(mask.toTensor(), *position); !causal.ok()) return causal;
+  if (mask != nullptr) {
+    if (Status causal = check_causal_mask(mask->toTensor(), *position); !causal.ok()) return causal;
+  }
   paged_start_ = *position;
   paged_end_ = *position + count;
   return ok_status();
+}
+
+Status CompiledMethod::checked_answer(const Status& inferred) {
+  if (!inferred.ok()) {
+    read_length(false);
+    return explain_failed_inference(inferred);
+  }
+  // A mask the model computed is known only now: one that is not causal fails the call as an
+  // inference that failed would (the positions before it are kept).
+  Status causal = paged_ && paged_layout_->mask_computed ? check_computed_mask() : ok_status();
+  read_length(causal.ok());
+  return causal;
+}
+
+Status CompiledMethod::check_computed_mask() {
+  Outcome<ov::OutputView> mask = ov::output_tensor(runtime_, request_.get(), paged_layout_->mask);
+  if (!mask.ok()) return mask.failure();
+  const ov::OutputView& view = mask.value();
+  const int64_t rows = paged_end_ - paged_start_;
+  if (view.dims.size() != 2 || view.dims[0] != rows || view.byte_size != static_cast<size_t>(rows * view.dims[1])) {
+    return Failure{FailureKind::kInvalidArgument, "the attention mask the model computed does not have a row for each "
+                                                  "of the call's " + std::to_string(rows) + " tokens"};
+  }
+  return check_causal_mask(static_cast<const bool*>(view.data), rows, view.dims[1], paged_start_);
 }
 
 Outcome<bool> CompiledMethod::start_conversation() {

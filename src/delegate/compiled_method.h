@@ -81,6 +81,10 @@ class CompiledMethod {
   Outcome<bool> start_conversation();
   // The same for a paged model (paged_caches.h): checks the call's position, length and mask.
   Status prepare_paged(executorch::runtime::Span<executorch::runtime::EValue*> args);
+  // After an inference: its failure explained, or a paged model's computed mask checked; the length
+  // held updated either way.
+  Status checked_answer(const Status& inferred);
+  Status check_computed_mask();
   // After an inference (even a failed one): how many positions the grown caches hold now.
   void read_length(bool succeeded);
 

@@ -70,6 +70,10 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
   result.effective_properties = read_back_properties(runtime, result.model.get());
   result.paged = std::any_of(result.inputs.begin(), result.inputs.end(),
                              [](const ov::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; });
+  if (result.paged && result.outputs.size() > 1 && result.outputs.back().name == kComputedMaskOutput) {
+    result.computed_mask = std::move(result.outputs.back());
+    result.outputs.pop_back();
+  }
   const std::string* profiling = find_property(options, "PERF_COUNT");
   result.profiling = profiling != nullptr && *profiling == "YES";
   return ok_status();

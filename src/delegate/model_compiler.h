@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct CompiledModel {
   std::string effective_properties;
   bool profiling = false;
   bool paged = false;  // its attention runs paged (attention=paged; delegate/paged_caches.h)
+  // A paged model's causal mask when the model computes it: its last output, kept out of `outputs`
+  // (the program's) and read by the delegate after each call.
+  std::optional<ov::PortInfo> computed_mask;
 };
 
 // The IR's weights, asked for only when the IR itself is compiled: an imported model reads none, so

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/causal_mask.h"
+
 namespace executorch_openvino::delegate {
 
 using executorch::aten::ScalarType;
@@ -25,10 +27,13 @@ Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled) 
     if (inputs[i].name == kCausalMaskInput) layout.mask = i, mask = true;
     if (inputs[i].name == kTokensInput) layout.tokens = i, tokens = true;
   }
+  if (!mask && compiled.computed_mask) layout.mask = compiled.outputs.size(), layout.mask_computed = mask = true;
   if (!mask || !tokens) return Failure{FailureKind::kInvalidBlob, not_ours + ": no mask or token input"};
-  const std::vector<ov::Dimension>& context = inputs[layout.mask].dims;
-  if (context.size() != 2 || context[1].min != context[1].max || context[1].max <= 0) {
-    return Failure{FailureKind::kInvalidBlob, not_ours + ": its mask is " + inputs[layout.mask].shape_text()};
+  const ov::PortInfo& mask_port = layout.mask_computed ? *compiled.computed_mask : inputs[layout.mask];
+  const std::vector<ov::Dimension>& context = mask_port.dims;
+  if (context.size() != 2 || context[1].min != context[1].max || context[1].max <= 0 ||
+      mask_port.type != ov::ElementType::kBoolean) {
+    return Failure{FailureKind::kInvalidBlob, not_ours + ": its mask is " + mask_port.shape_text()};
   }
   layout.blocks = (context[1].max + kPagedBlockSize - 1) / kPagedBlockSize;
   // [blocks, KV heads, block, width]: the plugin reports the number of blocks as open.
@@ -48,25 +53,21 @@ Status check_causal_mask(const Tensor& mask, int64_t position) {
   if (mask.scalar_type() != ScalarType::Bool || mask.dim() != 2) {
     return Failure{FailureKind::kInvalidArgument, "the attention mask must be a boolean [positions, context] tensor"};
   }
-  const int64_t rows = mask.size(0), columns = mask.size(1);
+  return check_causal_mask(mask.const_data_ptr<bool>(), mask.size(0), mask.size(1), position);
+}
+
+Status check_causal_mask(const bool* values, int64_t rows, int64_t columns, int64_t position) {
   if (position + rows > columns) {
     return Failure{FailureKind::kInvalidArgument,
                    "positions " + std::to_string(position) + " to " + std::to_string(position + rows - 1) +
                        " do not fit the context of " + std::to_string(columns)};
   }
-  const bool* values = mask.const_data_ptr<bool>();
-  for (int64_t row = 0; row < rows; ++row) {
-    const bool* cells = values + row * columns;
-    const int64_t attended = position + row + 1;  // positions 0 .. position + row
-    const bool* wrong = std::find(cells, cells + attended, false);
-    if (wrong == cells + attended) wrong = std::find(cells + attended, cells + columns, true);
-    if (wrong != cells + columns) {
-      return Failure{FailureKind::kInvalidArgument,
-                     "the attention mask is not causal at row " + std::to_string(row) + ", column " +
-                         std::to_string(wrong - cells) + " (the call's first position is " + std::to_string(position) +
-                         "): with attention=paged the delegate computes causal attention only, so it refuses the "
-                         "call rather than ignore the mask; load with attention=grown for other masks"};
-    }
+  if (std::optional<MaskCell> wrong = first_non_causal_cell(values, rows, columns, position)) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "the attention mask is not causal at row " + std::to_string(wrong->row) + ", column " +
+                       std::to_string(wrong->column) + " (the call's first position is " + std::to_string(position) +
+                       "): with attention=paged the delegate computes causal attention only, so it refuses the "
+                       "call rather than ignore the mask; load with attention=grown for other masks"};
   }
   return ok_status();
 }

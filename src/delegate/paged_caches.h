@@ -3,8 +3,9 @@
 // compiled model that no call feeds: each method allocates its own, for the whole context, and keeps
 // them bound. A call at position p attends to the first p positions held and writes the next ones, so
 // going back is a call at an earlier position (nothing is copied), and a saved prefix is a copy of
-// the blocks it fills. Paged attention is causal and reads no mask: the model's mask stays an input
-// that every call's is checked against.
+// the blocks it fills. Paged attention is causal and reads no mask: every call's mask is checked, before
+// the call when the call gives it (an input), after it when the model computes it (an output; a mask
+// that is not causal then fails the call, which keeps only the positions before it).
 #pragma once
 
 #include <cstddef>
@@ -26,13 +27,15 @@ namespace executorch_openvino::delegate {
 // Named by the rewrite (src/openvino_state/paged_attention.cpp), through the helper's interface.
 inline constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 inline constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
+inline constexpr const char* kComputedMaskOutput = EOV_PAGED_MASK_OUTPUT;
 inline constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
 inline constexpr int32_t kPagedBlockSize = 32;  // positions a block holds: the CPU plugin's
 
 // Where a paged model's own inputs are among its compiled model's inputs.
 struct PagedLayout {
   size_t first_cache = 0;  // the caches are the inputs from here on; the call feeds those before
-  size_t mask = 0;         // the causal mask: [new positions, context], boolean
+  size_t mask = 0;         // the causal mask: [new positions, context], boolean; an input, or
+  bool mask_computed = false;  // the compiled model's output after the program's (CompiledModel::computed_mask)
   size_t tokens = 0;       // the token ids: [1, new positions]
   int64_t blocks = 0;      // of each cache: enough for the mask's context
 };
@@ -45,6 +48,8 @@ Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled);
 // `position`: row i attends to positions 0 .. position + i and to none after. The failure says where
 // it is not.
 Status check_causal_mask(const executorch::aten::Tensor& mask, int64_t position);
+// The same of `rows` x `columns` booleans (a mask the model computed, read from its output).
+Status check_causal_mask(const bool* values, int64_t rows, int64_t columns, int64_t position);
 
 class PagedCaches {
  public:

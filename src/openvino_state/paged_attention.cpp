@@ -11,9 +11,11 @@
 //     the first position and the token count: one conversation, in blocks 0, 1, ... in order;
 //   - the caches become inputs named kPagedCachePrefix..., last, as long as the context, of the
 //     element type asked; the delegate allocates and keeps them;
-//   - paged attention is causal and reads no mask, so the model's mask stays an input (named
-//     kCausalMaskInput) that the delegate checks on every call, and the token input is named
-//     kTokensInput so the delegate can check that a call fits the caches.
+//   - paged attention is causal and reads no mask, so the model's mask is kept for the delegate to
+//     check on every call: a mask the call gives stays an input (named kCausalMaskInput); one the
+//     model computes from the call's position and tokens (Hugging Face programs) becomes the model's
+//     last output (kCausalMaskOutput), once sample positions have shown it causal at load; the token
+//     input is named kTokensInput so the delegate can check that a call fits the caches.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -26,6 +28,7 @@
 #include <openvino/pass/manager.hpp>
 #include <openvino/pass/sdpa_to_paged_attention.hpp>
 
+#include "common/causal_mask.h"
 #include "openvino_state/error_text.h"
 #include "openvino_state/state_abi.h"
 
@@ -42,6 +45,7 @@ constexpr const char* kGrownPrefix = "executorch_openvino.grown/";
 constexpr const char* kLengthVariable = "executorch_openvino.length";
 constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
+constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;
 constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
 
 // Why the model is left grown (EOV_STATE_LEFT), as an exception caught by the entry point.
@@ -58,24 +62,166 @@ std::shared_ptr<ov::op::v0::Parameter> parameter_named(const ov::Model& model, c
   return nullptr;
 }
 
-// The Parameter a mask comes from through the nodes that only select or reshape it (the grown
-// rewrite's cut and its boolean-to-additive Select included); null when it is computed.
-std::shared_ptr<ov::op::v0::Parameter> mask_source(ov::Output<ov::Node> mask) {
+// Where the attentions' mask comes from: one input of the model (given), or one boolean value it
+// computes (computed: the last along the way with the whole context as its last dimension, before
+// the grown rewrite's cut). Reached through the nodes that only select, reshape or convert a mask
+// (the cut and its boolean-to-additive Select included).
+struct MaskOrigin {
+  std::shared_ptr<ov::op::v0::Parameter> given;
+  ov::Output<ov::Node> computed;
+
+  bool operator==(const MaskOrigin& other) const {
+    return given == other.given && computed.get_node() == other.computed.get_node() &&
+           computed.get_index() == other.computed.get_index();
+  }
+};
+
+bool spans_a_context(const ov::Output<ov::Node>& value) {
+  const ov::PartialShape shape = value.get_partial_shape();
+  return value.get_element_type() == ov::element::boolean && shape.rank().is_static() &&
+         shape.rank().get_length() >= 2 && shape[shape.rank().get_length() - 1].is_static();
+}
+
+MaskOrigin mask_origin(ov::Output<ov::Node> mask) {
   static const std::set<std::string> kCarriers = {"Slice",     "StridedSlice", "Convert", "Unsqueeze",
                                                   "Squeeze",   "Reshape",      "Broadcast", "Select"};
+  MaskOrigin origin;
+  bool found = false;
   for (int depth = 0; depth < 16; ++depth) {
     const std::shared_ptr<ov::Node> node = mask.get_node_shared_ptr();
-    if (auto parameter = ov::as_type_ptr<ov::op::v0::Parameter>(node)) return parameter;
-    if (!kCarriers.count(node->get_type_name()) || node->get_input_size() == 0) return nullptr;
+    if (auto parameter = ov::as_type_ptr<ov::op::v0::Parameter>(node)) return MaskOrigin{parameter, {}};
+    if (!found && spans_a_context(mask)) origin.computed = mask, found = true;
+    if (!kCarriers.count(node->get_type_name()) || node->get_input_size() == 0) break;
     // A Select turns the boolean mask into the additive one; with anything but constants on its
     // branches (a bias, say) it computes more than the mask.
     if (ov::is_type<ov::op::v1::Select>(node) && (!ov::is_type<ov::op::v0::Constant>(node->get_input_node_ptr(1)) ||
                                                   !ov::is_type<ov::op::v0::Constant>(node->get_input_node_ptr(2)))) {
-      return nullptr;
+      throw Left{"an attention's mask is added to values the model computes (a bias?)"};
     }
     mask = node->input_value(0);  // the data (a Select's condition)
   }
+  if (!found) throw Left{"an attention's mask is computed as numbers, not as booleans over the context"};
+  return origin;
+}
+
+std::shared_ptr<ov::op::v0::Parameter> token_input(const ov::Model& model) {
+  for (const char* name : {"input_ids", "tokens"}) {
+    if (auto tokens = parameter_named(model, name)) return tokens;
+  }
   return nullptr;
+}
+
+// Every attention's mask, the same for all of them.
+MaskOrigin the_mask(const ov::Model& model, size_t* attentions) {
+  std::optional<MaskOrigin> mask;
+  *attentions = 0;
+  for (const auto& node : model.get_ordered_ops()) {
+    if (!ov::is_type<ov::op::v13::ScaledDotProductAttention>(node)) continue;
+    ++*attentions;
+    if (node->get_input_size() < 4) throw Left{"an attention has no mask"};
+    const MaskOrigin origin = mask_origin(node->input_value(3));
+    if (mask && !(origin == *mask)) throw Left{"the attentions have different masks (a sliding window on some?)"};
+    mask = origin;
+  }
+  if (!mask) throw Left{"the model has no attention"};
+  return *mask;
+}
+
+// A computed mask depends on the call's position and tokens alone, and is causal where sampled: at
+// the first position, the middle of the context and its last position, with as many tokens as a call
+// there may carry. Evaluated on a copy of the mask's own nodes (OpenVINO's reference evaluation, no
+// device); the delegate still checks every call's.
+void prove_causal(const ov::Model& model) {
+  const std::shared_ptr<ov::Model> copy = model.clone();
+  size_t attentions = 0;
+  const ov::Output<ov::Node> mask = the_mask(*copy, &attentions).computed;
+  const auto position = parameter_named(*copy, kCachePositionInput);
+  const auto tokens = token_input(*copy);
+  if (!position || !tokens) throw Left{"the model has no cache position or token input"};
+  std::vector<std::shared_ptr<ov::Node>> stack = {mask.get_node_shared_ptr()};
+  std::set<ov::Node*> seen;
+  while (!stack.empty()) {
+    const std::shared_ptr<ov::Node> node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node.get()).second) continue;
+    if (ov::is_type<ov::op::v0::Parameter>(node) && node != position && node != tokens) {
+      throw Left{"the attention mask depends on input '" + node->get_friendly_name() + "'"};
+    }
+    if (ov::is_type<ov::op::util::ReadValueBase>(node)) throw Left{"the attention mask depends on the model's state"};
+    for (const auto& input : node->input_values()) stack.push_back(input.get_node_shared_ptr());
+  }
+  const auto result = std::make_shared<ov::op::v0::Result>(mask);
+  const auto probe = std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{position, tokens});
+  // Ops the PyTorch frontend leaves for the plugin to resolve, and bitwise ones on booleans, which
+  // OpenVINO's reference evaluation does not run: spelled out as the conversions and logical ops
+  // they are.
+  for (const auto& node : probe->get_ordered_ops()) {
+    const std::string type = node->get_type_name();
+    if (type == "ConvertLike" || type == "ConvertPromoteTypes") {
+      for (size_t port = 0; port < (type == "ConvertLike" ? 1u : 2u); ++port) {
+        node->output(port).replace(
+            std::make_shared<ov::op::v0::Convert>(node->input_value(port), node->get_output_element_type(port)));
+      }
+    } else if (node->get_output_element_type(0) == ov::element::boolean &&
+               (type == "BitwiseAnd" || type == "BitwiseOr" || type == "BitwiseXor" || type == "BitwiseNot")) {
+      std::shared_ptr<ov::Node> logical;
+      if (type == "BitwiseNot") {
+        logical = std::make_shared<ov::op::v1::LogicalNot>(node->input_value(0));
+      } else if (type == "BitwiseAnd") {
+        logical = std::make_shared<ov::op::v1::LogicalAnd>(node->input_value(0), node->input_value(1));
+      } else if (type == "BitwiseOr") {
+        logical = std::make_shared<ov::op::v1::LogicalOr>(node->input_value(0), node->input_value(1));
+      } else {
+        logical = std::make_shared<ov::op::v1::LogicalXor>(node->input_value(0), node->input_value(1));
+      }
+      node->output(0).replace(logical);
+    }
+  }
+  probe->validate_nodes_and_infer_types();
+
+  const ov::PartialShape mask_shape = mask.get_partial_shape();
+  const int64_t context = mask_shape[mask_shape.rank().get_length() - 1].get_length();
+  const ov::Dimension count = tokens->get_partial_shape()[1];
+  const ov::PartialShape position_shape = position->get_partial_shape();
+  const bool one_position = position_shape.rank().is_static() && position_shape.rank().get_length() <= 1 &&
+                            position_shape.is_static() && ov::shape_size(position_shape.to_shape()) == 1;
+  for (const auto& [where, wanted] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {context / 2, 2}, {context - 1, 1}}) {
+    const int64_t most = count.get_max_length() < 0 ? wanted : count.get_max_length();
+    int64_t n = std::max<int64_t>(std::max<int64_t>(1, count.get_min_length()), std::min<int64_t>(wanted, most));
+    if (one_position && count.is_dynamic()) n = 1;
+    const int64_t first = std::min(where, context - n);
+    ov::Tensor at(position->get_element_type(), one_position ? position_shape.to_shape() : ov::Shape{size_t(n)});
+    for (int64_t i = 0; i < static_cast<int64_t>(at.get_size()); ++i) {
+      if (at.get_element_type() == ov::element::i64) {
+        at.data<int64_t>()[i] = first + i;
+      } else if (at.get_element_type() == ov::element::i32) {
+        at.data<int32_t>()[i] = static_cast<int32_t>(first + i);
+      } else {
+        throw Left{"the cache position is of type " + at.get_element_type().get_type_name()};
+      }
+    }
+    ov::Tensor ids(tokens->get_element_type(), ov::Shape{1, size_t(n)});
+    std::memset(ids.data(), 0, ids.get_byte_size());
+    ov::TensorVector outputs(1);
+    bool evaluated = false;
+    try {
+      evaluated = probe->evaluate(outputs, ov::TensorVector{at, ids});
+    } catch (const std::exception& e) {
+      throw Left{std::string("OpenVINO cannot evaluate the attention mask to check it: ") + e.what()};
+    }
+    if (!evaluated) throw Left{"OpenVINO cannot evaluate the attention mask to check it"};
+    const ov::Shape shape = outputs[0].get_shape();
+    const bool rows = shape.size() >= 2 && shape[shape.size() - 2] == size_t(n) &&
+                      shape.back() == size_t(context) && ov::shape_size(shape) == size_t(n * context);
+    if (!rows || outputs[0].get_element_type() != ov::element::boolean) {
+      throw Left{"the attention mask is " + shape.to_string() + " for " + std::to_string(n) + " tokens"};
+    }
+    if (auto cell = executorch_openvino::first_non_causal_cell(outputs[0].data<const bool>(), n, context, first)) {
+      throw Left{"the attention mask is not causal for " + std::to_string(n) + " tokens at position " +
+                 std::to_string(first) + " (row " + std::to_string(cell->row) + ", column " +
+                 std::to_string(cell->column) + "): a sliding window, or another kind of attention"};
+    }
+  }
 }
 
 std::shared_ptr<ov::Node> i32_constant(const std::vector<int32_t>& values, bool scalar = false) {
@@ -103,35 +249,56 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   }
   if (!grown) throw Left{"the model has no grown caches"};
 
-  // Every attention's mask must be one boolean input, [new positions, context], for the delegate to
-  // check.
-  std::shared_ptr<ov::op::v0::Parameter> mask;
-  size_t attentions = 0;
-  for (const auto& node : model->get_ordered_ops()) {
-    if (!ov::is_type<ov::op::v13::ScaledDotProductAttention>(node)) continue;
-    ++attentions;
-    if (node->get_input_size() < 4) throw Left{"an attention has no mask"};
-    auto source = mask_source(node->input_value(3));
-    if (!source || (mask && source != mask)) throw Left{"an attention's mask is computed in the model, not given"};
-    mask = source;
-  }
-  if (attentions == 0) throw Left{"the model has no attention"};
-  if (mask->get_element_type() != ov::element::boolean || mask->get_partial_shape().rank().get_length() != 2) {
-    throw Left{"the attention mask is not a boolean [positions, context] input"};
-  }
-  const int64_t context = static_dimension(mask->get_partial_shape(), 1, "the attention mask");
-
-  std::shared_ptr<ov::op::v0::Parameter> tokens;
-  for (const char* name : {"input_ids", "tokens"}) {
-    if ((tokens = parameter_named(*model, name))) break;
-  }
+  const std::shared_ptr<ov::op::v0::Parameter> tokens = token_input(*model);
   if (!tokens || tokens->get_partial_shape().rank().get_length() != 2 || !tokens->get_element_type().is_integral()) {
     throw Left{"the model has no [1, tokens] token input named tokens or input_ids"};
   }
+
+  // Every attention's mask must be one boolean [new positions, context] value the delegate can check:
+  // an input, or computed from the call's position and tokens alone.
+  size_t attentions = 0;
+  const MaskOrigin mask = the_mask(*model, &attentions);
+  int64_t context = 0;
+  if (mask.given) {
+    if (mask.given->get_element_type() != ov::element::boolean || mask.given->get_partial_shape().rank().get_length() != 2) {
+      throw Left{"the attention mask is not a boolean [positions, context] input"};
+    }
+    context = static_dimension(mask.given->get_partial_shape(), 1, "the attention mask");
+  } else {
+    prove_causal(*model);
+    const ov::PartialShape shape = mask.computed.get_partial_shape();
+    context = shape[shape.rank().get_length() - 1].get_length();
+  }
+
+  // Heads as the model states them (a Hugging Face program's projections are viewed with -1 heads,
+  // which the pass's reshapes keep open): the query's at its attention, the caches' in their variables.
+  std::set<int64_t> query_heads, cache_heads;
+  for (const auto& node : model->get_ordered_ops()) {
+    if (!ov::is_type<ov::op::v13::ScaledDotProductAttention>(node)) continue;
+    const ov::PartialShape query = node->get_input_partial_shape(0);
+    if (query.rank().is_static() && query.rank().get_length() == 4 && query[1].is_static()) {
+      query_heads.insert(query[1].get_length());
+    }
+  }
+  for (const auto& variable : model->get_variables()) {
+    const ov::PartialShape cache = variable->get_info().data_shape;
+    if (variable->get_info().variable_id.rfind(kGrownPrefix, 0) == 0 && cache.rank().is_static() &&
+        cache.rank().get_length() == 4 && cache[1].is_static()) {
+      cache_heads.insert(cache[1].get_length());
+    }
+  }
+
   const ov::PartialShape token_shape = tokens->get_partial_shape();
   const std::unordered_set<std::string> token_names = tokens->output(0).get_names();
   const std::string token_friendly = tokens->get_friendly_name();
   const ov::ParameterVector before = model->get_parameters();
+  if (mask.computed.get_node() != nullptr) {
+    // Kept for the delegate as the last output, one row a token; the pass then leaves it computed.
+    const auto rows = std::make_shared<ov::op::v1::Reshape>(
+        mask.computed, ov::op::v0::Constant::create(ov::element::i64, {2}, std::vector<int64_t>{-1, context}), false);
+    rows->output(0).set_names({kCausalMaskOutput});
+    model->add_results({std::make_shared<ov::op::v0::Result>(rows)});
+  }
 
   // The pass finds the token input by this name.
   tokens->set_friendly_name("input_ids");
@@ -152,7 +319,12 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   tokens->output(0).set_names(names);
 
   // The integer inputs, from the first position and the token count.
-  const auto first = std::make_shared<ov::op::v0::Convert>(position, ov::element::i32);
+  // The first position: the input itself (ExecuTorch's Llama), or its first (a Hugging Face program's
+  // positions, one a token).
+  const auto positions = std::make_shared<ov::op::v1::Reshape>(
+      position, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false);
+  const auto first = std::make_shared<ov::op::v0::Convert>(
+      std::make_shared<ov::op::v8::Gather>(positions, i32_constant({0}, true), i32_constant({0}, true)), ov::element::i32);
   const auto count = std::make_shared<ov::op::v8::Gather>(std::make_shared<ov::op::v3::ShapeOf>(tokens, ov::element::i32),
                                                           i32_constant({1}, true), i32_constant({0}, true));
   const auto end = std::make_shared<ov::op::v1::Add>(first, count);
@@ -196,7 +368,11 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
       auto reshape = ov::as_type_ptr<ov::op::v1::Reshape>(node->get_input_node_shared_ptr(port));
       if (!reshape) throw Left{"input " + std::to_string(port) + " of a paged attention is no Reshape"};
       const ov::PartialShape rows = reshape->get_input_partial_shape(0);  // [1, tokens, heads, width]
-      const int64_t heads = static_dimension(rows, 2, "an attention's heads");
+      const std::set<int64_t>& stated = port == 0 ? query_heads : cache_heads;
+      const int64_t heads = rows.rank().is_static() && rows.rank().get_length() == 4 && rows[2].is_dynamic() &&
+                                    stated.size() == 1
+                                ? *stated.begin()
+                                : static_dimension(rows, 2, "an attention's heads");
       width = static_dimension(rows, 3, "an attention's heads");
       if (port == 1) kv_heads = heads;
       reshape->input(1).replace_source_output(
@@ -234,9 +410,11 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   // The caches are inputs now; the count of positions held (whose Assign the pass may leave) goes too.
   for (const auto& sink : model->get_sinks()) model->remove_sink(sink);
   for (const auto& variable : model->get_variables()) model->remove_variable(variable);
-  names = mask->output(0).get_names();
-  names.insert(kCausalMaskInput);
-  mask->output(0).set_names(names);
+  if (mask.given) {
+    names = mask.given->output(0).get_names();
+    names.insert(kCausalMaskInput);
+    mask.given->output(0).set_names(names);
+  }
 
   // The call's inputs keep their places; the caches follow them.
   const ov::ParameterVector after = model->get_parameters();
@@ -268,8 +446,10 @@ extern "C" int eov_state_page_attention(ov_model* handle, const eov_paging* opti
     executorch_openvino::state::write_error(left.why, error, error_size);
     return EOV_STATE_LEFT;
   } catch (const std::exception& e) {
-    executorch_openvino::state::write_error(std::string("paging the attention: ") + e.what(), error, error_size);
-    return EOV_STATE_FAILED;
+    // OpenVINO's pass or checks refused this model: it runs as exported (the clone is dropped).
+    executorch_openvino::state::write_error(std::string("OpenVINO could not rewrite it: ") + e.what(), error,
+                                            error_size);
+    return EOV_STATE_LEFT;
   } catch (...) {
     executorch_openvino::state::write_error("paging the attention: an unknown exception", error, error_size);
     return EOV_STATE_FAILED;

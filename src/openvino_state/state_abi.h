@@ -55,15 +55,18 @@ EOV_STATE_API int eov_state_snapshot_restore(ov_infer_request_t* request, const 
 EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
 
 // eov_state_page_attention's results: rewritten; left as it was (`error` says why: not a model it
-// applies to); failed (`error` says why; the model is left as it was).
+// applies to, or one OpenVINO's pass could not rewrite); failed (no model or options; the model is
+// left as it was).
 #define EOV_STATE_OK 0
 #define EOV_STATE_FAILED 1
 #define EOV_STATE_LEFT 2
 
-// The names the rewrite gives a paged model's own inputs, which the delegate looks for: the caches
-// (this prefix, then the pass's name), the causal mask and the token ids.
+// The names the rewrite gives a paged model's own inputs and output, which the delegate looks for: the
+// caches (this prefix, then the pass's name), the causal mask (an input, or the last output when the
+// model computes it) and the token ids.
 #define EOV_PAGED_CACHE_PREFIX "executorch_openvino.paged/"
 #define EOV_PAGED_MASK_INPUT "!executorch_openvino.causal_mask"
+#define EOV_PAGED_MASK_OUTPUT "!executorch_openvino.computed_causal_mask"
 #define EOV_PAGED_TOKENS_INPUT "!executorch_openvino.tokens"
 
 typedef struct eov_paging {

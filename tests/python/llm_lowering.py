@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import gc
 from dataclasses import dataclass
 
 import openvino as ov
@@ -16,6 +17,7 @@ import executorch_openvino
 from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 from executorch.runtime import Runtime
 from executorch_openvino.llm.hf_export import export_causal_lm, static_cache_decoder
+from executorch_openvino.runtime import library
 from llm_models import (CONTEXT, eager_step, et_llama, export_et_llama, hf_llama, hf_method_step, hf_step,
                         method_step, with_custom_ops)
 from lowering import blob_ir, delegate_calls, outside_ops
@@ -84,3 +86,9 @@ def load(pte):
     # Program.load_method hands back the same method for the same program: a second conversation
     # needs a program of its own.
     return Runtime.get().load_program(pte).load_method("forward")
+
+
+def attentions():
+    """Sorted "grown"/"paged", one a compiled model alive (earlier tests' methods collected first)."""
+    gc.collect()
+    return sorted(model.get("attention", "grown") for model in library.load().describe_compiled_models())

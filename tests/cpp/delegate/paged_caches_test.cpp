@@ -1,6 +1,6 @@
 // The check every call of a paged model passes (src/delegate/paged_caches.cpp): paged attention is
 // causal and reads no mask, so a call whose mask is anything else is refused rather than computed
-// differently from eager PyTorch.
+// differently from eager PyTorch; given by the call or, once it ran, computed by the model.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -60,6 +60,20 @@ TEST(PagedCachesTest, PositionsPastTheContextAndOtherKindsOfMaskAreRefused) {
   EXPECT_NE(refusal(additive, 0).find("boolean"), std::string::npos);
   HostTensor flat(ScalarType::Bool, {16}, causal(1, 16, 0));
   EXPECT_NE(refusal(flat, 0).find("boolean [positions, context]"), std::string::npos);
+}
+
+// A mask the model computes is read from its output as plain booleans, and checked the same way.
+TEST(PagedCachesTest, AComputedMaskIsCheckedAsAGivenOneIs) {
+  auto check = [](const std::vector<uint8_t>& cells, int64_t rows, int64_t position) {
+    Status checked =
+        delegate::check_causal_mask(reinterpret_cast<const bool*>(cells.data()), rows, 16, position);
+    return checked.ok() ? std::string() : checked.failure().message;
+  };
+  EXPECT_EQ(check(causal(3, 16, 7), 3, 7), "");
+  std::vector<uint8_t> windowed = causal(3, 16, 7);
+  windowed[2 * 16 + 1] = 0;  // row 2 (position 9) no longer sees position 1: a sliding window
+  EXPECT_NE(check(windowed, 3, 7).find("not causal at row 2, column 1"), std::string::npos) << check(windowed, 3, 7);
+  EXPECT_NE(check(causal(3, 16, 14), 3, 14).find("do not fit the context of 16"), std::string::npos);
 }
 
 }  // namespace

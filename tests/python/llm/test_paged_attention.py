@@ -17,19 +17,8 @@ import torch
 import executorch_openvino
 from executorch_openvino.runtime import library
 from executorch_openvino.runtime.errors import DelegateError
-from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+from llm_lowering import PROMPT, attentions, eager_of, load, lowered, ours_of
 from llm_models import Conversation
-
-
-@pytest.fixture
-def paged():
-    executorch_openvino.set_options(attention="paged")
-    yield
-    executorch_openvino.set_options(attention=None)
-
-
-def _attentions():
-    return sorted(model.get("attention", "grown") for model in library.load().describe_compiled_models())
 
 
 def _same(calls, case, ours):
@@ -46,7 +35,7 @@ def test_every_call_equals_eager_going_back_included(paged):
     model really runs paged: the compiled model says so."""
     case = lowered("dynamic_prompt")
     ours = ours_of("dynamic_prompt", load(case.pte))
-    assert "paged" in _attentions()
+    assert "paged" in attentions()
     calls = [(PROMPT, 0)] + [([30 + i], len(PROMPT) + i) for i in range(5)]
     for back in (11, 8, 3, 1):
         calls += [([60 + back], back), ([70 + back], back + 1), ([80 + back], back + 2)]
@@ -111,7 +100,7 @@ def test_with_precision_fast_the_caches_take_the_precision_the_device_computes_i
         ours = ours_of("dynamic_prompt", load(case.pte))
     finally:
         executorch_openvino.set_options(precision=None)
-    assert "paged" in _attentions()
+    assert "paged" in attentions()
     assert Conversation(ours).generate(PROMPT, 16)[0] == Conversation(grown).generate(PROMPT, 16)[0]
 
 
@@ -134,13 +123,13 @@ def test_with_a_model_cache_a_paged_model_is_not_stored(paged, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_a_model_whose_mask_is_computed_inside_runs_as_exported(paged):
-    """ExecuTorch's Llama exported for one token at a time computes its mask in the graph: the
-    rewrite leaves it grown (the delegate can check only a mask given as an input), and it equals
-    eager as before."""
+def test_a_model_whose_mask_is_computed_as_numbers_runs_as_exported(paged):
+    """ExecuTorch's Llama exported for one token at a time computes its mask in the graph as numbers
+    (an additive float mask, which the delegate does not check): the rewrite leaves it grown, and it
+    equals eager as before. (A boolean mask computed in the graph is paged: test_paged_attention_hf.py.)"""
     case = lowered("one_token")
     ours = ours_of("one_token", load(case.pte))
-    assert _attentions() == ["grown"] * len(_attentions())
+    assert attentions() == ["grown"] * len(attentions())
     eager = eager_of("one_token", case.model)
     for position, token in enumerate(PROMPT):
         torch.testing.assert_close(ours(torch.tensor([[token]]), position), eager(torch.tensor([[token]]), position),
