@@ -82,6 +82,21 @@ bool spans_a_context(const ov::Output<ov::Node>& value) {
          shape.rank().get_length() >= 2 && shape[shape.rank().get_length() - 1].is_static();
 }
 
+// A Select that turns the boolean mask into the additive one: 0 where it is true (attended), -inf (or
+// a number as low) where false. Any other branches (a bias, an inverted mask) compute more than a mask.
+void check_additive(const ov::op::v1::Select& select) {
+  auto attended = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(1));
+  auto hidden = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(2));
+  auto all = [](const std::shared_ptr<ov::op::v0::Constant>& constant, bool (*holds)(double)) {
+    if (!constant || !constant->get_element_type().is_real()) return false;
+    const std::vector<double> values = constant->cast_vector<double>();
+    return !values.empty() && std::all_of(values.begin(), values.end(), holds);
+  };
+  if (!all(attended, [](double v) { return v == 0.0; }) || !all(hidden, [](double v) { return v <= -1e30; })) {
+    throw Left{"an attention's mask selects other values than 0 and -inf (a bias, or an inverted mask)"};
+  }
+}
+
 MaskOrigin mask_origin(ov::Output<ov::Node> mask) {
   static const std::set<std::string> kCarriers = {"Slice",     "StridedSlice", "Convert", "Unsqueeze",
                                                   "Squeeze",   "Reshape",      "Broadcast", "Select"};
@@ -92,13 +107,15 @@ MaskOrigin mask_origin(ov::Output<ov::Node> mask) {
     if (auto parameter = ov::as_type_ptr<ov::op::v0::Parameter>(node)) return MaskOrigin{parameter, {}};
     if (!found && spans_a_context(mask)) origin.computed = mask, found = true;
     if (!kCarriers.count(node->get_type_name()) || node->get_input_size() == 0) break;
-    // A Select turns the boolean mask into the additive one; with anything but constants on its
-    // branches (a bias, say) it computes more than the mask.
-    if (ov::is_type<ov::op::v1::Select>(node) && (!ov::is_type<ov::op::v0::Constant>(node->get_input_node_ptr(1)) ||
-                                                  !ov::is_type<ov::op::v0::Constant>(node->get_input_node_ptr(2)))) {
-      throw Left{"an attention's mask is added to values the model computes (a bias?)"};
+    if (auto select = ov::as_type_ptr<ov::op::v1::Select>(node)) {
+      check_additive(*select);
+    } else if (ov::is_type<ov::op::v0::Convert>(node) && node->get_output_element_type(0) != ov::element::boolean) {
+      throw Left{"an attention's mask is converted to numbers and added as they are"};
     }
     mask = node->input_value(0);  // the data (a Select's condition)
+  }
+  if (!found && mask.get_element_type() == ov::element::boolean) {
+    throw Left{"an attention's mask has no form over the whole context (" + mask.get_partial_shape().to_string() + ")"};
   }
   if (!found) throw Left{"an attention's mask is computed as numbers, not as booleans over the context"};
   return origin;
