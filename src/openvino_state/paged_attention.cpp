@@ -14,8 +14,9 @@
 //   - paged attention is causal and reads no mask, so the model's mask is kept for the delegate to
 //     check on every call: a mask the call gives stays an input (named kCausalMaskInput); one the
 //     model computes from the call's position and tokens (Hugging Face programs) becomes the model's
-//     last output (kCausalMaskOutput), once sample positions have shown it causal at load; the token
-//     input is named kTokensInput so the delegate can check that a call fits the caches.
+//     last output (kCausalMaskOutput), once sample positions have shown it causal at load
+//     (attention_mask.h); the token input is named kTokensInput so the delegate can check that a
+//     call fits the caches.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -28,8 +29,9 @@
 #include <openvino/pass/manager.hpp>
 #include <openvino/pass/sdpa_to_paged_attention.hpp>
 
-#include "common/causal_mask.h"
+#include "openvino_state/attention_mask.h"
 #include "openvino_state/error_text.h"
+#include "openvino_state/left.h"
 #include "openvino_state/state_abi.h"
 
 // OpenVINO's C-API handle holds the C++ model (src/bindings/c/src/common.h); see state_library.cpp.
@@ -38,6 +40,9 @@ struct ov_model {
 };
 
 namespace {
+
+using executorch_openvino::state::Left;
+using executorch_openvino::state::MaskOrigin;
 
 // Named by python/executorch_openvino/ir_passes/grown_cache.py.
 constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
@@ -48,11 +53,6 @@ constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;
 constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
 
-// Why the model is left grown (EOV_STATE_LEFT), as an exception caught by the entry point.
-struct Left {
-  std::string why;
-};
-
 bool has_name(const ov::Output<ov::Node>& port, const std::string& name) { return port.get_names().count(name) > 0; }
 
 std::shared_ptr<ov::op::v0::Parameter> parameter_named(const ov::Model& model, const std::string& name) {
@@ -62,183 +62,11 @@ std::shared_ptr<ov::op::v0::Parameter> parameter_named(const ov::Model& model, c
   return nullptr;
 }
 
-// Where the attentions' mask comes from: one input of the model (given), or one boolean value it
-// computes (computed: the last along the way with the whole context as its last dimension, before
-// the grown rewrite's cut). Reached through the nodes that only select, reshape or convert a mask
-// (the cut and its boolean-to-additive Select included).
-struct MaskOrigin {
-  std::shared_ptr<ov::op::v0::Parameter> given;
-  ov::Output<ov::Node> computed;
-
-  bool operator==(const MaskOrigin& other) const {
-    return given == other.given && computed.get_node() == other.computed.get_node() &&
-           computed.get_index() == other.computed.get_index();
-  }
-};
-
-bool spans_a_context(const ov::Output<ov::Node>& value) {
-  const ov::PartialShape shape = value.get_partial_shape();
-  return value.get_element_type() == ov::element::boolean && shape.rank().is_static() &&
-         shape.rank().get_length() >= 2 && shape[shape.rank().get_length() - 1].is_static();
-}
-
-// A Select that turns the boolean mask into the additive one: 0 where it is true (attended), -inf (or
-// a number as low) where false. Any other branches (a bias, an inverted mask) compute more than a mask.
-void check_additive(const ov::op::v1::Select& select) {
-  auto attended = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(1));
-  auto hidden = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(2));
-  auto all = [](const std::shared_ptr<ov::op::v0::Constant>& constant, bool (*holds)(double)) {
-    if (!constant || !constant->get_element_type().is_real()) return false;
-    const std::vector<double> values = constant->cast_vector<double>();
-    return !values.empty() && std::all_of(values.begin(), values.end(), holds);
-  };
-  if (!all(attended, [](double v) { return v == 0.0; }) || !all(hidden, [](double v) { return v <= -1e30; })) {
-    throw Left{"an attention's mask selects other values than 0 and -inf (a bias, or an inverted mask)"};
-  }
-}
-
-MaskOrigin mask_origin(ov::Output<ov::Node> mask) {
-  static const std::set<std::string> kCarriers = {"Slice",     "StridedSlice", "Convert", "Unsqueeze",
-                                                  "Squeeze",   "Reshape",      "Broadcast", "Select"};
-  MaskOrigin origin;
-  bool found = false;
-  for (int depth = 0; depth < 16; ++depth) {
-    const std::shared_ptr<ov::Node> node = mask.get_node_shared_ptr();
-    if (auto parameter = ov::as_type_ptr<ov::op::v0::Parameter>(node)) return MaskOrigin{parameter, {}};
-    if (!found && spans_a_context(mask)) origin.computed = mask, found = true;
-    if (!kCarriers.count(node->get_type_name()) || node->get_input_size() == 0) break;
-    if (auto select = ov::as_type_ptr<ov::op::v1::Select>(node)) {
-      check_additive(*select);
-    } else if (ov::is_type<ov::op::v0::Convert>(node) && node->get_output_element_type(0) != ov::element::boolean) {
-      throw Left{"an attention's mask is converted to numbers and added as they are"};
-    }
-    mask = node->input_value(0);  // the data (a Select's condition)
-  }
-  if (!found && mask.get_element_type() == ov::element::boolean) {
-    throw Left{"an attention's mask has no form over the whole context (" + mask.get_partial_shape().to_string() + ")"};
-  }
-  if (!found) throw Left{"an attention's mask is computed as numbers, not as booleans over the context"};
-  return origin;
-}
-
 std::shared_ptr<ov::op::v0::Parameter> token_input(const ov::Model& model) {
   for (const char* name : {"input_ids", "tokens"}) {
     if (auto tokens = parameter_named(model, name)) return tokens;
   }
   return nullptr;
-}
-
-// Every attention's mask, the same for all of them.
-MaskOrigin the_mask(const ov::Model& model, size_t* attentions) {
-  std::optional<MaskOrigin> mask;
-  *attentions = 0;
-  for (const auto& node : model.get_ordered_ops()) {
-    if (!ov::is_type<ov::op::v13::ScaledDotProductAttention>(node)) continue;
-    ++*attentions;
-    if (node->get_input_size() < 4) throw Left{"an attention has no mask"};
-    const MaskOrigin origin = mask_origin(node->input_value(3));
-    if (mask && !(origin == *mask)) throw Left{"the attentions have different masks (a sliding window on some?)"};
-    mask = origin;
-  }
-  if (!mask) throw Left{"the model has no attention"};
-  return *mask;
-}
-
-// A computed mask depends on the call's position and tokens alone, and is causal where sampled: at
-// the first position, the middle of the context and its last position, with as many tokens as a call
-// there may carry. Evaluated on a copy of the mask's own nodes (OpenVINO's reference evaluation, no
-// device); the delegate still checks every call's.
-void prove_causal(const ov::Model& model) {
-  const std::shared_ptr<ov::Model> copy = model.clone();
-  size_t attentions = 0;
-  const ov::Output<ov::Node> mask = the_mask(*copy, &attentions).computed;
-  const auto position = parameter_named(*copy, kCachePositionInput);
-  const auto tokens = token_input(*copy);
-  if (!position || !tokens) throw Left{"the model has no cache position or token input"};
-  std::vector<std::shared_ptr<ov::Node>> stack = {mask.get_node_shared_ptr()};
-  std::set<ov::Node*> seen;
-  while (!stack.empty()) {
-    const std::shared_ptr<ov::Node> node = stack.back();
-    stack.pop_back();
-    if (!seen.insert(node.get()).second) continue;
-    if (ov::is_type<ov::op::v0::Parameter>(node) && node != position && node != tokens) {
-      throw Left{"the attention mask depends on input '" + node->get_friendly_name() + "'"};
-    }
-    if (ov::is_type<ov::op::util::ReadValueBase>(node)) throw Left{"the attention mask depends on the model's state"};
-    for (const auto& input : node->input_values()) stack.push_back(input.get_node_shared_ptr());
-  }
-  const auto result = std::make_shared<ov::op::v0::Result>(mask);
-  const auto probe = std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{position, tokens});
-  // Ops the PyTorch frontend leaves for the plugin to resolve, and bitwise ones on booleans, which
-  // OpenVINO's reference evaluation does not run: spelled out as the conversions and logical ops
-  // they are.
-  for (const auto& node : probe->get_ordered_ops()) {
-    const std::string type = node->get_type_name();
-    if (type == "ConvertLike" || type == "ConvertPromoteTypes") {
-      for (size_t port = 0; port < (type == "ConvertLike" ? 1u : 2u); ++port) {
-        node->output(port).replace(
-            std::make_shared<ov::op::v0::Convert>(node->input_value(port), node->get_output_element_type(port)));
-      }
-    } else if (node->get_output_element_type(0) == ov::element::boolean &&
-               (type == "BitwiseAnd" || type == "BitwiseOr" || type == "BitwiseXor" || type == "BitwiseNot")) {
-      std::shared_ptr<ov::Node> logical;
-      if (type == "BitwiseNot") {
-        logical = std::make_shared<ov::op::v1::LogicalNot>(node->input_value(0));
-      } else if (type == "BitwiseAnd") {
-        logical = std::make_shared<ov::op::v1::LogicalAnd>(node->input_value(0), node->input_value(1));
-      } else if (type == "BitwiseOr") {
-        logical = std::make_shared<ov::op::v1::LogicalOr>(node->input_value(0), node->input_value(1));
-      } else {
-        logical = std::make_shared<ov::op::v1::LogicalXor>(node->input_value(0), node->input_value(1));
-      }
-      node->output(0).replace(logical);
-    }
-  }
-  probe->validate_nodes_and_infer_types();
-
-  const ov::PartialShape mask_shape = mask.get_partial_shape();
-  const int64_t context = mask_shape[mask_shape.rank().get_length() - 1].get_length();
-  const ov::Dimension count = tokens->get_partial_shape()[1];
-  const ov::PartialShape position_shape = position->get_partial_shape();
-  const bool one_position = position_shape.rank().is_static() && position_shape.rank().get_length() <= 1 &&
-                            position_shape.is_static() && ov::shape_size(position_shape.to_shape()) == 1;
-  for (const auto& [where, wanted] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {context / 2, 2}, {context - 1, 1}}) {
-    const int64_t most = count.get_max_length() < 0 ? wanted : count.get_max_length();
-    int64_t n = std::max<int64_t>(std::max<int64_t>(1, count.get_min_length()), std::min<int64_t>(wanted, most));
-    if (one_position && count.is_dynamic()) n = 1;
-    const int64_t first = std::min(where, context - n);
-    ov::Tensor at(position->get_element_type(), one_position ? position_shape.to_shape() : ov::Shape{size_t(n)});
-    for (int64_t i = 0; i < static_cast<int64_t>(at.get_size()); ++i) {
-      if (at.get_element_type() == ov::element::i64) {
-        at.data<int64_t>()[i] = first + i;
-      } else if (at.get_element_type() == ov::element::i32) {
-        at.data<int32_t>()[i] = static_cast<int32_t>(first + i);
-      } else {
-        throw Left{"the cache position is of type " + at.get_element_type().get_type_name()};
-      }
-    }
-    ov::Tensor ids(tokens->get_element_type(), ov::Shape{1, size_t(n)});
-    std::memset(ids.data(), 0, ids.get_byte_size());
-    ov::TensorVector outputs(1);
-    bool evaluated = false;
-    try {
-      evaluated = probe->evaluate(outputs, ov::TensorVector{at, ids});
-    } catch (const std::exception& e) {
-      throw Left{std::string("OpenVINO cannot evaluate the attention mask to check it: ") + e.what()};
-    }
-    if (!evaluated) throw Left{"OpenVINO cannot evaluate the attention mask to check it"};
-    const ov::Shape shape = outputs[0].get_shape();
-    const bool rows = shape.size() >= 2 && shape[shape.size() - 2] == size_t(n) &&
-                      shape.back() == size_t(context) && ov::shape_size(shape) == size_t(n * context);
-    if (!rows || outputs[0].get_element_type() != ov::element::boolean) {
-      throw Left{"the attention mask is " + shape.to_string() + " for " + std::to_string(n) + " tokens"};
-    }
-    if (auto cell = executorch_openvino::first_non_causal_cell(outputs[0].data<const bool>(), n, context, first)) {
-      throw Left{"the attention mask is not causal for " + std::to_string(n) + " tokens at position " +
-                 std::to_string(first) + " (row " + std::to_string(cell->row) + ", column " +
-                 std::to_string(cell->column) + "): a sliding window, or another kind of attention"};
-    }
-  }
 }
 
 std::shared_ptr<ov::Node> i32_constant(const std::vector<int32_t>& values, bool scalar = false) {
@@ -274,7 +102,7 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   // Every attention's mask must be one boolean [new positions, context] value the delegate can check:
   // an input, or computed from the call's position and tokens alone.
   size_t attentions = 0;
-  const MaskOrigin mask = the_mask(*model, &attentions);
+  const MaskOrigin mask = executorch_openvino::state::the_mask(*model, &attentions);
   int64_t context = 0;
   if (mask.given) {
     if (mask.given->get_element_type() != ov::element::boolean || mask.given->get_partial_shape().rank().get_length() != 2) {
@@ -282,7 +110,8 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
     }
     context = static_dimension(mask.given->get_partial_shape(), 1, "the attention mask");
   } else {
-    prove_causal(*model);
+    executorch_openvino::state::prove_causal(*model, model->get_parameter_index(position),
+                                             model->get_parameter_index(tokens));
     const ov::PartialShape shape = mask.computed.get_partial_shape();
     context = shape[shape.rank().get_length() - 1].get_length();
   }
