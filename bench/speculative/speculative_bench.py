@@ -218,7 +218,7 @@ def _load_paged(path: Path):
 
 def _base(name: str) -> str:
     """The row a variant's ratio divides by."""
-    if name in ("paged-f32",) or name.startswith("paged-controlled"):
+    if name == "paged-f32" or name.startswith("paged-controlled"):
         return "paged-f32"
     if name.startswith("paged"):
         return "paged"

@@ -66,6 +66,108 @@ MaskOrigin mask_origin(ov::Output<ov::Node> mask) {
   return origin;
 }
 
+// Throws Left unless `mask` is computed from `position`, `tokens` and constants alone.
+void check_depends_on_the_call(const ov::Output<ov::Node>& mask, const std::shared_ptr<ov::Node>& position,
+                               const std::shared_ptr<ov::Node>& tokens) {
+  std::vector<std::shared_ptr<ov::Node>> stack = {mask.get_node_shared_ptr()};
+  std::set<ov::Node*> seen;
+  while (!stack.empty()) {
+    const std::shared_ptr<ov::Node> node = stack.back();
+    stack.pop_back();
+    if (!seen.insert(node.get()).second) continue;
+    if (ov::is_type<ov::op::v0::Parameter>(node) && node != position && node != tokens) {
+      throw Left{"the attention mask depends on input '" + node->get_friendly_name() + "'"};
+    }
+    if (ov::is_type<ov::op::util::ReadValueBase>(node)) throw Left{"the attention mask depends on the model's state"};
+    for (const auto& input : node->input_values()) stack.push_back(input.get_node_shared_ptr());
+  }
+}
+
+// The mask's own nodes as a model OpenVINO's reference evaluation can run: ops the PyTorch frontend
+// leaves for the plugin to resolve, and bitwise ones on booleans, spelled out as the conversions and
+// logical ops they are (on `mask`'s model, a copy).
+std::shared_ptr<ov::Model> evaluable_mask(const ov::Output<ov::Node>& mask,
+                                          const std::shared_ptr<ov::op::v0::Parameter>& position,
+                                          const std::shared_ptr<ov::op::v0::Parameter>& tokens) {
+  const auto result = std::make_shared<ov::op::v0::Result>(mask);
+  const auto probe = std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{position, tokens});
+  for (const auto& node : probe->get_ordered_ops()) {
+    const std::string type = node->get_type_name();
+    if (type == "ConvertLike" || type == "ConvertPromoteTypes") {
+      for (size_t port = 0; port < (type == "ConvertLike" ? 1u : 2u); ++port) {
+        node->output(port).replace(
+            std::make_shared<ov::op::v0::Convert>(node->input_value(port), node->get_output_element_type(port)));
+      }
+    } else if (node->get_output_element_type(0) == ov::element::boolean &&
+               (type == "BitwiseAnd" || type == "BitwiseOr" || type == "BitwiseXor" || type == "BitwiseNot")) {
+      std::shared_ptr<ov::Node> logical;
+      if (type == "BitwiseNot") {
+        logical = std::make_shared<ov::op::v1::LogicalNot>(node->input_value(0));
+      } else if (type == "BitwiseAnd") {
+        logical = std::make_shared<ov::op::v1::LogicalAnd>(node->input_value(0), node->input_value(1));
+      } else if (type == "BitwiseOr") {
+        logical = std::make_shared<ov::op::v1::LogicalOr>(node->input_value(0), node->input_value(1));
+      } else {
+        logical = std::make_shared<ov::op::v1::LogicalXor>(node->input_value(0), node->input_value(1));
+      }
+      node->output(0).replace(logical);
+    }
+  }
+  probe->validate_nodes_and_infer_types();
+  return probe;
+}
+
+// Throws Left unless `probe` (the mask's model) gives a causal [tokens, context] mask at the first
+// position, the middle of the context and its last position, with as many tokens as a call there may
+// carry.
+void check_causal_where_sampled(ov::Model& probe, const ov::Output<ov::Node>& mask,
+                                const std::shared_ptr<ov::op::v0::Parameter>& position,
+                                const std::shared_ptr<ov::op::v0::Parameter>& tokens) {
+  const ov::PartialShape mask_shape = mask.get_partial_shape();
+  const int64_t context = mask_shape[mask_shape.rank().get_length() - 1].get_length();
+  const ov::Dimension count = tokens->get_partial_shape()[1];
+  const ov::PartialShape position_shape = position->get_partial_shape();
+  const bool one_position = position_shape.rank().is_static() && position_shape.rank().get_length() <= 1 &&
+                            position_shape.is_static() && ov::shape_size(position_shape.to_shape()) == 1;
+  for (const auto& [where, wanted] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {context / 2, 2}, {context - 1, 1}}) {
+    const int64_t most = count.get_max_length() < 0 ? wanted : count.get_max_length();
+    int64_t n = std::max<int64_t>(std::max<int64_t>(1, count.get_min_length()), std::min<int64_t>(wanted, most));
+    if (one_position && count.is_dynamic()) n = 1;
+    const int64_t first = std::min(where, context - n);
+    ov::Tensor at(position->get_element_type(), one_position ? position_shape.to_shape() : ov::Shape{size_t(n)});
+    for (int64_t i = 0; i < static_cast<int64_t>(at.get_size()); ++i) {
+      if (at.get_element_type() == ov::element::i64) {
+        at.data<int64_t>()[i] = first + i;
+      } else if (at.get_element_type() == ov::element::i32) {
+        at.data<int32_t>()[i] = static_cast<int32_t>(first + i);
+      } else {
+        throw Left{"the cache position is of type " + at.get_element_type().get_type_name()};
+      }
+    }
+    ov::Tensor ids(tokens->get_element_type(), ov::Shape{1, size_t(n)});
+    std::memset(ids.data(), 0, ids.get_byte_size());
+    ov::TensorVector outputs(1);
+    bool evaluated = false;
+    try {
+      evaluated = probe.evaluate(outputs, ov::TensorVector{at, ids});
+    } catch (const std::exception& e) {
+      throw Left{std::string("OpenVINO cannot evaluate the attention mask to check it: ") + e.what()};
+    }
+    if (!evaluated) throw Left{"OpenVINO cannot evaluate the attention mask to check it"};
+    const ov::Shape shape = outputs[0].get_shape();
+    const bool rows = shape.size() >= 2 && shape[shape.size() - 2] == size_t(n) &&
+                      shape.back() == size_t(context) && ov::shape_size(shape) == size_t(n * context);
+    if (!rows || outputs[0].get_element_type() != ov::element::boolean) {
+      throw Left{"the attention mask is " + shape.to_string() + " for " + std::to_string(n) + " tokens"};
+    }
+    if (auto cell = executorch_openvino::first_non_causal_cell(outputs[0].data<const bool>(), n, context, first)) {
+      throw Left{"the attention mask is not causal for " + std::to_string(n) + " tokens at position " +
+                 std::to_string(first) + " (row " + std::to_string(cell->row) + ", column " +
+                 std::to_string(cell->column) + "): a sliding window, or another kind of attention"};
+    }
+  }
+}
+
 }  // namespace
 
 MaskOrigin the_mask(const ov::Model& model, size_t* attentions) {
@@ -94,90 +196,9 @@ void prove_causal(const ov::Model& model, int64_t position_index, int64_t tokens
   }
   const auto position = parameters[position_index];
   const auto tokens = parameters[tokens_index];
-  std::vector<std::shared_ptr<ov::Node>> stack = {mask.get_node_shared_ptr()};
-  std::set<ov::Node*> seen;
-  while (!stack.empty()) {
-    const std::shared_ptr<ov::Node> node = stack.back();
-    stack.pop_back();
-    if (!seen.insert(node.get()).second) continue;
-    if (ov::is_type<ov::op::v0::Parameter>(node) && node != position && node != tokens) {
-      throw Left{"the attention mask depends on input '" + node->get_friendly_name() + "'"};
-    }
-    if (ov::is_type<ov::op::util::ReadValueBase>(node)) throw Left{"the attention mask depends on the model's state"};
-    for (const auto& input : node->input_values()) stack.push_back(input.get_node_shared_ptr());
-  }
-  const auto result = std::make_shared<ov::op::v0::Result>(mask);
-  const auto probe = std::make_shared<ov::Model>(ov::ResultVector{result}, ov::ParameterVector{position, tokens});
-  // Ops the PyTorch frontend leaves for the plugin to resolve, and bitwise ones on booleans, which
-  // OpenVINO's reference evaluation does not run: spelled out as the conversions and logical ops
-  // they are.
-  for (const auto& node : probe->get_ordered_ops()) {
-    const std::string type = node->get_type_name();
-    if (type == "ConvertLike" || type == "ConvertPromoteTypes") {
-      for (size_t port = 0; port < (type == "ConvertLike" ? 1u : 2u); ++port) {
-        node->output(port).replace(
-            std::make_shared<ov::op::v0::Convert>(node->input_value(port), node->get_output_element_type(port)));
-      }
-    } else if (node->get_output_element_type(0) == ov::element::boolean &&
-               (type == "BitwiseAnd" || type == "BitwiseOr" || type == "BitwiseXor" || type == "BitwiseNot")) {
-      std::shared_ptr<ov::Node> logical;
-      if (type == "BitwiseNot") {
-        logical = std::make_shared<ov::op::v1::LogicalNot>(node->input_value(0));
-      } else if (type == "BitwiseAnd") {
-        logical = std::make_shared<ov::op::v1::LogicalAnd>(node->input_value(0), node->input_value(1));
-      } else if (type == "BitwiseOr") {
-        logical = std::make_shared<ov::op::v1::LogicalOr>(node->input_value(0), node->input_value(1));
-      } else {
-        logical = std::make_shared<ov::op::v1::LogicalXor>(node->input_value(0), node->input_value(1));
-      }
-      node->output(0).replace(logical);
-    }
-  }
-  probe->validate_nodes_and_infer_types();
-
-  const ov::PartialShape mask_shape = mask.get_partial_shape();
-  const int64_t context = mask_shape[mask_shape.rank().get_length() - 1].get_length();
-  const ov::Dimension count = tokens->get_partial_shape()[1];
-  const ov::PartialShape position_shape = position->get_partial_shape();
-  const bool one_position = position_shape.rank().is_static() && position_shape.rank().get_length() <= 1 &&
-                            position_shape.is_static() && ov::shape_size(position_shape.to_shape()) == 1;
-  for (const auto& [where, wanted] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {context / 2, 2}, {context - 1, 1}}) {
-    const int64_t most = count.get_max_length() < 0 ? wanted : count.get_max_length();
-    int64_t n = std::max<int64_t>(std::max<int64_t>(1, count.get_min_length()), std::min<int64_t>(wanted, most));
-    if (one_position && count.is_dynamic()) n = 1;
-    const int64_t first = std::min(where, context - n);
-    ov::Tensor at(position->get_element_type(), one_position ? position_shape.to_shape() : ov::Shape{size_t(n)});
-    for (int64_t i = 0; i < static_cast<int64_t>(at.get_size()); ++i) {
-      if (at.get_element_type() == ov::element::i64) {
-        at.data<int64_t>()[i] = first + i;
-      } else if (at.get_element_type() == ov::element::i32) {
-        at.data<int32_t>()[i] = static_cast<int32_t>(first + i);
-      } else {
-        throw Left{"the cache position is of type " + at.get_element_type().get_type_name()};
-      }
-    }
-    ov::Tensor ids(tokens->get_element_type(), ov::Shape{1, size_t(n)});
-    std::memset(ids.data(), 0, ids.get_byte_size());
-    ov::TensorVector outputs(1);
-    bool evaluated = false;
-    try {
-      evaluated = probe->evaluate(outputs, ov::TensorVector{at, ids});
-    } catch (const std::exception& e) {
-      throw Left{std::string("OpenVINO cannot evaluate the attention mask to check it: ") + e.what()};
-    }
-    if (!evaluated) throw Left{"OpenVINO cannot evaluate the attention mask to check it"};
-    const ov::Shape shape = outputs[0].get_shape();
-    const bool rows = shape.size() >= 2 && shape[shape.size() - 2] == size_t(n) &&
-                      shape.back() == size_t(context) && ov::shape_size(shape) == size_t(n * context);
-    if (!rows || outputs[0].get_element_type() != ov::element::boolean) {
-      throw Left{"the attention mask is " + shape.to_string() + " for " + std::to_string(n) + " tokens"};
-    }
-    if (auto cell = executorch_openvino::first_non_causal_cell(outputs[0].data<const bool>(), n, context, first)) {
-      throw Left{"the attention mask is not causal for " + std::to_string(n) + " tokens at position " +
-                 std::to_string(first) + " (row " + std::to_string(cell->row) + ", column " +
-                 std::to_string(cell->column) + "): a sliding window, or another kind of attention"};
-    }
-  }
+  check_depends_on_the_call(mask, position, tokens);
+  const std::shared_ptr<ov::Model> probe = evaluable_mask(mask, position, tokens);
+  check_causal_where_sampled(*probe, mask, position, tokens);
 }
 
 }  // namespace executorch_openvino::state

@@ -21,10 +21,15 @@ from llm_lowering import PROMPT, attentions, load, lowered
 from llm_models import CONTEXT, hf_llama, hf_method_step, hf_step, last_token_logits
 
 
+@functools.lru_cache(maxsize=None)
+def _plain_llama():
+    return hf_llama()  # the same seed, so the same weights as the exported one
+
+
 def _transformers(sequence):
     """LlamaForCausalLM on the whole sequence, without a cache: what every call must equal."""
     with torch.no_grad():
-        return hf_llama()(input_ids=torch.tensor([sequence]), use_cache=False).logits[0]
+        return _plain_llama()(input_ids=torch.tensor([sequence]), use_cache=False).logits[0]
 
 
 def test_a_hugging_face_program_runs_paged_and_equals_transformers(paged):
