@@ -155,8 +155,8 @@ def run_format(size, fmt: str, work: Path, rounds: int, steps: int) -> dict:
     core = ov.Core()
     prompt = llm_setup.round_prompt(size, work, -1)
 
-    # The driver against the delegate: the same IR and properties must give the same logits.
-    delegate = llm_runners.EtRunner(pte, "ours").conversation(prompt, 8, keep_logits=True)
+    # The driver against the delegate: the same IR, form and properties must give the same logits.
+    delegate = llm_runners.EtRunner(pte, "ours", attention="grown").conversation(prompt, 8, keep_logits=True)
     steppers = {name: IrStep(core, xml, properties, rope) for name, (properties, _) in SETTINGS.items()}
     native = steppers["delegate-default"]
     native.reset()

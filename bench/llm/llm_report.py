@@ -17,7 +17,8 @@ XNNPACKS = ("xnnpack", "xnnpack-custom")
 TARGET_DECODE, TARGET_PREFILL, TARGET_MEMORY = 1.0, 1.1, 1.1
 DESCRIPTIONS = {
     OURS: "ExecuTorch's Llama (KV cache, dynamic prompt) lowered with our OpenvinoPartitioner (caches as OpenVINO "
-          "state), executorch.runtime; int8/int4: executorch_openvino.quantization's NNCF weight compression",
+          "state), executorch.runtime, loaded with attention=grown (the default until 2026-12-06); int8/int4: "
+          "executorch_openvino.quantization's NNCF weight compression",
     "ours-fast": "the same with OpenvinoPartitioner(precision=\"fast\"): the CPU's own default precision (bf16 "
                  "compute where the CPU has bf16, as GenAI's default; every other property the delegate's own)",
     "ours-paged": "ours' program loaded with the attention=paged option: its grown caches rewritten at load for "

@@ -61,10 +61,12 @@ class EtRunner:
             from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
         from executorch.runtime import Runtime
 
-        if attention is None:
+        if attention is None:  # not ours: the option is not read
             self.method = Runtime.get().load_program(path).load_method("forward")
             return
         # The option is read when the method loads (its model compiles), so one process can hold both kinds.
+        import executorch_openvino
+
         executorch_openvino.set_options(attention=attention)
         try:
             self.method = Runtime.get().load_program(path).load_method("forward")
@@ -153,12 +155,14 @@ class TextRunner:
     token of the tokenizer decodes to a text of its own)."""
 
     def __init__(self, path: Path, work: Path):
-        import executorch_openvino  # noqa: F401  (registers our delegate)
+        import executorch_openvino  # registers our delegate
         from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
         import llm_text
 
         self.work, self.text, self.config_type = work, llm_text, GenerationConfig
+        # As the rows before paged attention became the default (the variant's process runs it alone).
+        executorch_openvino.set_options(attention="grown")
         self.runner = TextLLMRunner(str(path), str(work / llm_text.TOKENIZER_FILE))
         tokenizer = llm_text.load(work)
         self.ids_of_pieces: Dict[str, int] = {}
@@ -223,7 +227,9 @@ def make_runner(variant: str, fmt: str, work: Path):
         return TextRunner(work / f"{llm_setup.RUNNER_VARIANTS[variant]}-{fmt}.pte", work)
     if variant in llm_setup.PAGED_VARIANTS:
         return EtRunner(work / f"{llm_setup.PAGED_VARIANTS[variant]}-{fmt}.pte", variant, attention="paged")
-    return EtRunner(work / f"{variant}-{fmt}.pte", variant)
+    # ours and ours-fast: the grown caches, named so (paged attention is the default since 2026-12-06).
+    return EtRunner(work / f"{variant}-{fmt}.pte", variant,
+                    attention="grown" if variant in llm_setup.OURS_VARIANTS else None)
 
 
 def import_for(variant: str) -> None:

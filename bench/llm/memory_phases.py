@@ -76,7 +76,7 @@ def child(subject: str, size, fmt: str, work: Path) -> dict:
     phases = Phases()
     if subject == "delegate":
         phases.rows.append({"phase": "read", "added_mb": None, "peak_added_mb": None})
-        step = phases.run("compile", lambda: llm_runners.EtRunner(pte, "ours"))._call
+        step = phases.run("compile", lambda: llm_runners.EtRunner(pte, "ours", attention="grown"))._call
     else:
         if subject == "native-file":
             model = phases.run("read", lambda: core.read_model(str(ir / "model.xml")))

@@ -205,11 +205,13 @@ def _call_costs(program, lengths) -> dict:
     return costs
 
 
-def _load_paged(path: Path):
+def _load(path: Path, attention: str):
+    """The program loaded with its caches grown (as exported) or paged; named either way, since paged is
+    the default since 2026-12-06 and the rows before it are grown."""
     import executorch_openvino
     from executorch_openvino.llm import text_program
 
-    executorch_openvino.set_options(attention="paged")
+    executorch_openvino.set_options(attention=attention)
     try:
         return text_program.load(path)
     finally:
@@ -228,12 +230,11 @@ def _base(name: str) -> str:
 def run(work: Path, rounds: int) -> dict:
     torch.set_num_threads(1)
     from executorch_openvino.generation import DraftModel, LookupDrafter, generate
-    from executorch_openvino.llm import text_program
 
-    programs = {name: text_program.load(work / f"{name}.pte")
+    programs = {name: _load(work / f"{name}.pte", "grown")
                 for name in ("target", "static", "target-f32", "draft", "draft-int4")}
-    programs["paged"] = _load_paged(work / "target.pte")
-    programs["paged-f32"] = _load_paged(work / "target-f32.pte")
+    programs["paged"] = _load(work / "target.pte", "paged")
+    programs["paged-f32"] = _load(work / "target-f32.pte", "paged")
     rng = np.random.default_rng(0)
     results = {}
     import llamacpp

@@ -71,7 +71,7 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 
 // Process-wide defaults for programs loaded from now on, by option key: device, performance_hint,
 // num_threads, num_streams, precision (exact or fast), inference_precision, cache_dir, enable_mmap,
-// enable_profiling, attention (grown or paged). They
+// enable_profiling, attention (auto, grown or paged). They
 // override the program's compile specs and the environment (EXECUTORCH_OPENVINO_<KEY>), and are
 // overridden by load-time options (runtime_specs for our backend id). An empty or NULL value
 // removes the key. Returns 0, or the ExecuTorch error code (InvalidArgument for an unknown key or

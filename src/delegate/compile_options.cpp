@@ -114,14 +114,21 @@ std::string apply_defaults(CompileOptions& options) {
   } else if (cpu_or_virtual && precision == nullptr) {
     options.properties.push_back({"INFERENCE_PRECISION_HINT", "f32"});
   }
+  std::string warning;
   for (auto it = options.properties.begin(); it != options.properties.end(); ++it) {
     if (it->key != "CACHE_DIR") continue;
     const std::string folder = it->value;
-    if (writable_folder(std::filesystem::u8path(folder))) return {};
-    options.properties.erase(it);
-    return "cache folder '" + folder + "' cannot be written; compiling without a model cache";
+    if (!writable_folder(std::filesystem::u8path(folder))) {
+      options.properties.erase(it);
+      warning = "cache folder '" + folder + "' cannot be written; compiling without a model cache";
+    }
+    break;
   }
-  return {};
+  const bool cpu = device == "CPU" || device.rfind("CPU.", 0) == 0;
+  if (options.attention == kAutoAttention && (!cpu || find_property(options, "CACHE_DIR") != nullptr)) {
+    options.attention = kGrownAttention;
+  }
+  return warning;
 }
 
 Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<executorch::runtime::CompileSpec> specs) {

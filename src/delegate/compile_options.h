@@ -16,9 +16,11 @@ struct CompileOptions {
   std::vector<ov::Property> properties;
   // How a language model's grown KV caches are run (the "attention" option): kGrownAttention, as
   // exported (OpenVINO state); kPagedAttention, OpenVINO's paged attention over caches the delegate
-  // holds (src/openvino_state/paged_attention.cpp), where the state helper can rewrite the model.
-  std::string attention = "grown";
+  // holds (src/openvino_state/paged_attention.cpp), where the state helper can rewrite the model;
+  // kAutoAttention (the default), paged where it can run and nothing asks otherwise (apply_defaults).
+  std::string attention = "auto";
 };
+inline constexpr const char* kAutoAttention = "auto";
 inline constexpr const char* kGrownAttention = "grown";
 inline constexpr const char* kPagedAttention = "paged";
 
@@ -53,6 +55,9 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 //   CACHE_DIR (from any channel): the model cache folder (model_file_cache.h; OpenVINO's own
 //     CACHE_DIR for virtual devices). A folder that cannot be created or written is dropped with a
 //     warning (returned), never a failure.
+//   attention=auto becomes grown where paged attention cannot serve: a device other than the CPU,
+//     or a model cache in use (a cache asks for quick loads, and a paged model cannot be stored).
+//     Otherwise it stays auto: paged for a model with grown caches that the helper can rewrite.
 std::string apply_defaults(CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate

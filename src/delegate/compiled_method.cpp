@@ -12,6 +12,7 @@
 #include "delegate/input_bounds.h"
 #include "delegate/saved_states.h"
 #include "delegate/state_helper.h"
+#include "openvino_state/state_abi.h"
 
 namespace executorch_openvino::delegate {
 
@@ -21,12 +22,10 @@ using executorch::runtime::Span;
 
 namespace {
 
-// Named by python/executorch_openvino/ir_passes/grown_cache.py ("!" sorts first: OpenVINO reports a port's
-// first name in sort order).
-constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
-// Also named there: the grown caches' variables begin with this, and a variable counts their positions.
-constexpr const char* kGrownVariablePrefix = "executorch_openvino.grown/";
-constexpr const char* kLengthVariable = "executorch_openvino.length";
+// Named by the exporter (state_abi.h; "!" sorts first: OpenVINO reports a port's first name in sort order).
+constexpr const char* kCachePositionInput = EOV_CACHE_POSITION_INPUT;
+constexpr const char* kGrownVariablePrefix = EOV_GROWN_CACHE_PREFIX;
+constexpr const char* kLengthVariable = EOV_GROWN_LENGTH_VARIABLE;
 constexpr int kSequenceAxis = 2;  // of a grown cache: [batch, heads, positions, width]
 
 // The first position a call writes: an Int scalar, or the first element of an integer tensor.

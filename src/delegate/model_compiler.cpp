@@ -1,10 +1,12 @@
 #include "delegate/model_compiler.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "delegate/errors.h"
 #include "delegate/paged_caches.h"
 #include "delegate/state_helper.h"
+#include "openvino_state/state_abi.h"
 
 namespace executorch_openvino::delegate {
 namespace {
@@ -88,9 +90,16 @@ std::string paged_cache_type(ov::Runtime& runtime, const CompileOptions& options
   return device_default.ok() ? device_default.value() : "f32";
 }
 
-// attention=paged: the model's grown caches rewritten for OpenVINO's paged attention, where the state
-// helper can do it (paged_caches.h); any other model, device or process is left as it is, and says why.
-// Returns the caches' element type when the model was rewritten, else nothing.
+// Whether the IR keeps grown KV caches (their variables' ids are in its XML): the only models
+// attention=auto offers the state helper, so that no other model loads it or pays for a rewrite.
+bool has_grown_caches(const blob::ParsedBlob& parsed) {
+  const std::string_view xml(reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size);
+  return xml.find(EOV_GROWN_CACHE_PREFIX) != std::string_view::npos;
+}
+
+// attention=paged, or auto for a model with grown caches: those caches rewritten for OpenVINO's paged
+// attention, where the state helper can do it (paged_caches.h); any other model, device or process is
+// left as it is, and says why. Returns the caches' element type when the model was rewritten, else nothing.
 Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& options, ov::ov_model* model) {
   const bool cpu = options.device == "CPU" || options.device.rfind("CPU.", 0) == 0;
   const StateHelper& helper = state_helper(runtime);
@@ -110,7 +119,7 @@ Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& 
     }
   }
   if (left.empty()) return type;
-  log_info("attention=paged: the model runs as exported: " + left);
+  log_info("attention=" + options.attention + ": the model runs as exported: " + left);
   return std::string();
 }
 
@@ -209,12 +218,15 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     Outcome<blob::Span> weights = read_weights();
     if (!weights.ok()) return weights.failure();
     result->backing = AlignedBytes::copy_of(weights->data, weights->size);
+    // Read before the blob is released below.
+    const bool wants_paging =
+        options.attention == kPagedAttention || (options.attention == kAutoAttention && has_grown_caches(parsed));
     Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
     if (release_blob) release_blob();  // the model holds its XML; the weights are in `backing`
     std::string paged_type;
-    if (options.attention == kPagedAttention) {
+    if (wants_paging) {
       Outcome<std::string> paged = page_attention(runtime, options, model->get());
       if (!paged.ok()) return paged.failure();
       paged_type = paged.value();

@@ -1,5 +1,5 @@
-// The KV caches of a language model whose attention runs paged (the "attention=paged" option;
-// src/openvino_state/paged_attention.cpp rewrites the model at load). The caches are inputs of the
+// The KV caches of a language model whose attention runs paged (the "attention" option: by default on
+// the CPU; src/openvino_state/paged_attention.cpp rewrites the model at load). The caches are inputs of the
 // compiled model that no call feeds: each method allocates its own, for the whole context, and keeps
 // them bound. A call at position p attends to the first p positions held and writes the next ones, so
 // going back is a call at an earlier position (nothing is copied), and a saved prefix is a copy of

@@ -137,8 +137,10 @@ Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value)
       return value;
     case OptionKind::kAttention: {
       const std::string word = lower(value);
-      if (word != kGrownAttention && word != kPagedAttention) {
-        return refuse("grown (the KV caches as OpenVINO state, as exported) or paged (OpenVINO's paged attention)");
+      if (word != kAutoAttention && word != kGrownAttention && word != kPagedAttention) {
+        return refuse(
+            "auto (paged where it can run), grown (the KV caches as OpenVINO state, as exported) or paged "
+            "(OpenVINO's paged attention)");
       }
       return word;
     }

@@ -44,10 +44,9 @@ namespace {
 using executorch_openvino::state::Left;
 using executorch_openvino::state::MaskOrigin;
 
-// Named by python/executorch_openvino/ir_passes/grown_cache.py.
-constexpr const char* kCachePositionInput = "!executorch_openvino.cache_position";
-constexpr const char* kGrownPrefix = "executorch_openvino.grown/";
-constexpr const char* kLengthVariable = "executorch_openvino.length";
+constexpr const char* kCachePositionInput = EOV_CACHE_POSITION_INPUT;
+constexpr const char* kGrownPrefix = EOV_GROWN_CACHE_PREFIX;
+constexpr const char* kLengthVariable = EOV_GROWN_LENGTH_VARIABLE;
 constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;

@@ -61,6 +61,13 @@ EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
 #define EOV_STATE_FAILED 1
 #define EOV_STATE_LEFT 2
 
+// The names the exporter gives a model whose KV caches grow (python/executorch_openvino/ir_passes/
+// grown_cache.py): the caches' variables begin with this prefix, one variable counts their positions,
+// and an input gives the first position a call writes.
+#define EOV_GROWN_CACHE_PREFIX "executorch_openvino.grown/"
+#define EOV_GROWN_LENGTH_VARIABLE "executorch_openvino.length"
+#define EOV_CACHE_POSITION_INPUT "!executorch_openvino.cache_position"
+
 // The names the rewrite gives a paged model's own inputs and output, which the delegate looks for: the
 // caches (this prefix, then the pass's name), the causal mask (an input, or the last output when the
 // model computes it) and the token ids.

@@ -62,7 +62,7 @@ constexpr const char kUsage[] =
     "                     runtime_specs (Module::load with a LoadBackendOptionsMap): device,\n"
     "                     performance_hint, num_threads, num_streams, precision (exact|fast),\n"
     "                     inference_precision, cache_dir, enable_mmap, enable_profiling,\n"
-    "                     attention (grown|paged).\n"
+    "                     attention (auto|grown|paged).\n"
     "                     E.g. --option device=AUTO --option precision=fast\n"
     "\n"
     "The delegate loads the OpenVINO runtime named by OPENVINO_LIB_PATH (the libopenvino_c library or\n"

@@ -19,9 +19,10 @@ Keys (the library's list: executorch_openvino.library.load().option_keys()):
   cache_dir            the model cache folder (compiled models stored and imported; docs/options.md, Model cache)
   enable_mmap          ENABLE_MMAP
   enable_profiling     PERF_COUNT: per-layer times as ExecuTorch profiling events
-  attention            grown (default: a language model's KV caches as OpenVINO state, as exported) or
-                       paged (OpenVINO's paged attention, the model rewritten at load; on CPU with the
-                       state helper; docs/conversation-state.md)
+  attention            auto (default: paged where it can run, else grown; grown on other devices and
+                       with cache_dir), grown (a language model's KV caches as OpenVINO state, as
+                       exported) or paged (OpenVINO's paged attention, the model rewritten at load; on
+                       CPU with the state helper); docs/conversation-state.md
 
     import executorch_openvino
     executorch_openvino.set_options(device="AUTO", num_threads=4)

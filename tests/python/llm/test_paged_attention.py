@@ -137,21 +137,22 @@ def test_a_model_whose_mask_is_computed_as_numbers_runs_as_exported(paged):
 
 
 def test_an_unknown_attention_is_refused_naming_both():
-    with pytest.raises(executorch_openvino.OptionError, match="grown .* or paged"):
+    with pytest.raises(executorch_openvino.OptionError, match="auto .* grown .* or paged"):
         executorch_openvino.set_options(attention="flash")
 
 
-def test_without_the_helper_the_model_runs_as_exported(library_path):
-    """attention=paged where the helper is missing (as on Windows): the program loads grown and
-    computes eager's ids; the log says why."""
+@pytest.mark.parametrize("attention", ["paged", "auto"])
+def test_without_the_helper_the_model_runs_as_exported(library_path, attention):
+    """attention=paged, and the default (auto), where the helper is missing (as on Windows): the
+    program loads grown and computes eager's ids; the log says why."""
     script = textwrap.dedent("""
         import sys
-        sys.path[:0] = sys.argv[1:]
+        sys.path[:0] = sys.argv[2:]
         import executorch_openvino
         from executorch_openvino.runtime import library
         from llm_lowering import PROMPT, lowered, load, ours_of, eager_of
         from llm_models import Conversation
-        executorch_openvino.set_options(attention="paged")
+        executorch_openvino.set_options(attention=sys.argv[1])
         case = lowered("dynamic_prompt")
         ours = ours_of("dynamic_prompt", load(case.pte))
         assert all("attention" not in m for m in library.load().describe_compiled_models())
@@ -162,7 +163,8 @@ def test_without_the_helper_the_model_runs_as_exported(library_path):
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
                EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
-    done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
+    done = subprocess.run([sys.executable, "-c", script, attention, here, os.path.join(here, "..", "..", "python")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
-    assert "attention=paged: the model runs as exported: it needs the state helper" in done.stderr, done.stderr[-3000:]
+    assert f"attention={attention}: the model runs as exported: it needs the state helper" in done.stderr, \
+        done.stderr[-3000:]
