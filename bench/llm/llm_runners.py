@@ -67,11 +67,8 @@ class EtRunner:
         # The option is read when the method loads (its model compiles), so one process can hold both kinds.
         import executorch_openvino
 
-        executorch_openvino.set_options(attention=attention)
-        try:
+        with executorch_openvino.using_options(attention=attention):
             self.method = Runtime.get().load_program(path).load_method("forward")
-        finally:
-            executorch_openvino.set_options(attention=None)
 
     def _call(self, tokens: List[int], position: int) -> torch.Tensor:
         out = self.method.execute([torch.tensor([tokens], dtype=torch.long), torch.tensor([position])])[0]

@@ -211,11 +211,8 @@ def _load(path: Path, attention: str):
     import executorch_openvino
     from executorch_openvino.llm import text_program
 
-    executorch_openvino.set_options(attention=attention)
-    try:
+    with executorch_openvino.using_options(attention=attention):
         return text_program.load(path)
-    finally:
-        executorch_openvino.set_options(attention=None)
 
 
 def _base(name: str) -> str:

@@ -21,7 +21,7 @@ from .runtime import errors as _errors
 from .runtime import library as _library
 from .runtime.errors import DelegateError
 from .runtime.info import info
-from .runtime.options import OptionError, compiled_models, get_options, reset_options, set_options
+from .runtime.options import OptionError, compiled_models, get_options, reset_options, set_options, using_options
 from .runtime.saved_states import StateError, forget_state, restore_state, save_state
 
 _library.load_after_executorch()
@@ -50,6 +50,7 @@ __all__ = [
     "ExecutorchOpenvinoBackend",
     "info",
     "set_options",
+    "using_options",
     "get_options",
     "reset_options",
     "compiled_models",

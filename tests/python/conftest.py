@@ -1,5 +1,5 @@
 """Shared fixtures: where the built library and the repository's Python package are, a small
-lowered network, and process-wide run-time options cleared around a test."""
+lowered network, process-wide run-time options cleared around a test, and the grown form asked for."""
 
 from __future__ import annotations
 
@@ -43,3 +43,13 @@ def clean_options(monkeypatch):
     executorch_openvino.reset_options()
     yield
     executorch_openvino.reset_options()
+
+
+@pytest.fixture
+def grown():
+    """Language models loaded with their KV caches as exported (attention=grown), for the tests whose
+    subject is that form; the default runs them paged where it can (docs/conversation-state.md)."""
+    import executorch_openvino
+
+    with executorch_openvino.using_options(attention="grown"):
+        yield

@@ -15,7 +15,8 @@ import pytest
 import executorch_openvino
 from executorch_openvino import _moved
 
-API = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "info", "set_options", "get_options",
+API = ["BACKEND_ID", "OpenvinoPartitioner", "ExecutorchOpenvinoBackend", "info", "set_options", "using_options",
+       "get_options",
        "reset_options", "compiled_models", "OptionError", "DelegateError", "save_state", "restore_state",
        "forget_state", "StateError"]
 DOCUMENTED = {

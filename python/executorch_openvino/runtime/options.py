@@ -27,11 +27,15 @@ Keys (the library's list: executorch_openvino.library.load().option_keys()):
     import executorch_openvino
     executorch_openvino.set_options(device="AUTO", num_threads=4)
     method = Runtime.get().load_program("model.pte").load_method("forward")  # compiled for AUTO
+
+    with executorch_openvino.using_options(attention="grown"):   # for the loads inside the block only
+        method = Runtime.get().load_program("llama.pte").load_method("forward")
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+import contextlib
+from typing import Any, Dict, Iterator, Optional
 
 from . import library
 
@@ -75,6 +79,23 @@ def set_options(**options: Any) -> None:
             _set_here.pop(key, None)
         else:
             _set_here[key] = _text(value)
+
+
+@contextlib.contextmanager
+def using_options(**options: Any) -> Iterator[None]:
+    """set_options for the programs loaded inside the block; on leaving it (an exception included),
+    each key has again what set_options had given it before (or nothing, so that the environment and
+    the program decide again). A load reads the options once, so a method loaded inside keeps them.
+
+        with executorch_openvino.using_options(attention="grown"):
+            method = Runtime.get().load_program("llama.pte").load_method("forward")
+    """
+    before = {key: _set_here.get(key) for key in options}
+    set_options(**options)  # raises OptionError, changing nothing, before the block runs
+    try:
+        yield
+    finally:
+        set_options(**before)
 
 
 def get_options() -> Dict[str, Optional[str]]:

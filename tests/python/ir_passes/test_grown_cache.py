@@ -18,8 +18,9 @@ from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
 from llm_models import Conversation, eager_step, method_step
 from seq2seq_models import CrossAttendingDecoder
 
-GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
+pytestmark = pytest.mark.usefixtures("grown")  # the form these tests are about
 
+GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
 
 
 def _variables(ir) -> dict:

@@ -9,7 +9,6 @@ import executorch_openvino
 
 @pytest.fixture
 def paged():
-    executorch_openvino.set_options(attention="paged")
-    yield
-    executorch_openvino.set_options(attention=None)
+    with executorch_openvino.using_options(attention="paged"):
+        yield
 

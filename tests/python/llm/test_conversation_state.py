@@ -20,6 +20,8 @@ from executorch_openvino.runtime.errors import DelegateError
 from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
 from llm_models import Conversation
 
+pytestmark = pytest.mark.usefixtures("grown")  # the form these tests are about
+
 GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
 
 

@@ -93,7 +93,7 @@ def test_with_precision_fast_the_caches_take_the_precision_the_device_computes_i
     """precision=fast: bf16 compute where the CPU has it, and OpenVINO's paged attention wants its caches
     in that precision; the paged program gives the grown one's greedy ids."""
     case = lowered("dynamic_prompt")
-    executorch_openvino.set_options(precision="fast", attention=None)
+    executorch_openvino.set_options(precision="fast", attention="grown")
     try:
         grown = ours_of("dynamic_prompt", load(case.pte))
         executorch_openvino.set_options(attention="paged")

@@ -76,6 +76,31 @@ def test_unknown_keys_and_bad_values_are_refused_and_change_nothing():
     assert executorch_openvino.get_options()["device"] is None
 
 
+def test_using_options_sets_for_the_block_and_puts_back_what_was_set(small_net):
+    """Inside the block the options are in effect, and a method loaded there keeps them; after it each
+    key has what set_options had given it (num_threads) or nothing (performance_hint), also when the
+    block raises; a bad value raises before the block runs and changes nothing."""
+    _, x, pte = small_net
+    executorch_openvino.set_options(num_threads=1)
+    with executorch_openvino.using_options(num_threads=2, performance_hint="THROUGHPUT"):
+        assert executorch_openvino.get_options()["num_threads"] == "2"
+        method, _ = _run(pte, x)
+    options = executorch_openvino.get_options()
+    assert (options["num_threads"], options["performance_hint"]) == ("1", None)
+    (compiled,) = [m for m in executorch_openvino.compiled_models() if m["PERFORMANCE_HINT"] == "THROUGHPUT"]
+    assert compiled["INFERENCE_NUM_THREADS"] == "2"
+    with pytest.raises(KeyError):
+        with executorch_openvino.using_options(num_threads=3):
+            raise KeyError("inside")
+    assert executorch_openvino.get_options()["num_threads"] == "1"
+    with pytest.raises(OptionError, match="option 'num_threads' = 'many'"):
+        with executorch_openvino.using_options(device="AUTO", num_threads="many"):
+            pytest.fail("the block ran")
+    assert executorch_openvino.get_options()["num_threads"] == "1"
+    assert executorch_openvino.get_options()["device"] is None
+    del method
+
+
 # --- precompiled models ----------------------------------------------------------------------------
 
 
