@@ -101,7 +101,7 @@ std::string apply_defaults(CompileOptions& options) {
   if (!has_property(options, "PERFORMANCE_HINT")) options.properties.push_back({"PERFORMANCE_HINT", "LATENCY"});
   const std::string& device = options.device;
   // BATCH only batches for GPU; the other virtual devices may pick the CPU.
-  const bool cpu_or_virtual = device == "CPU" || device.rfind("CPU.", 0) == 0 ||
+  const bool cpu_or_virtual = is_cpu_device(device) ||
                               (is_virtual_device(device) && device.rfind("BATCH", 0) != 0);
   const std::string* precision = find_property(options, "INFERENCE_PRECISION_HINT");
   if (precision != nullptr && *precision == kDeviceDefaultPrecision) {
@@ -124,8 +124,8 @@ std::string apply_defaults(CompileOptions& options) {
     }
     break;
   }
-  const bool cpu = device == "CPU" || device.rfind("CPU.", 0) == 0;
-  if (options.attention == kAutoAttention && (!cpu || find_property(options, "CACHE_DIR") != nullptr)) {
+  if (options.attention == kAutoAttention &&
+      (!is_cpu_device(device) || find_property(options, "CACHE_DIR") != nullptr)) {
     options.attention = kGrownAttention;
   }
   return warning;

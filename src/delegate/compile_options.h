@@ -42,6 +42,9 @@ Outcome<std::string> precision_hint(const std::string& word);
 // AUTO, HETERO:..., MULTI:..., BATCH:...: devices that choose the real devices as a model loads.
 bool is_virtual_device(const std::string& device);
 
+// CPU, or one CPU by its number (CPU.0).
+inline bool is_cpu_device(const std::string& device) { return device == "CPU" || device.rfind("CPU.", 0) == 0; }
+
 // The value of an OpenVINO property in `options`, or nullptr when unset.
 const std::string* find_property(const CompileOptions& options, const char* key);
 

@@ -101,10 +101,9 @@ bool has_grown_caches(const blob::ParsedBlob& parsed) {
 // attention, where the state helper can do it (paged_caches.h); any other model, device or process is
 // left as it is, and says why. Returns the caches' element type when the model was rewritten, else nothing.
 Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& options, ov::ov_model* model) {
-  const bool cpu = options.device == "CPU" || options.device.rfind("CPU.", 0) == 0;
   const StateHelper& helper = state_helper(runtime);
   std::string left, type;
-  if (!cpu) {
+  if (!is_cpu_device(options.device)) {
     left = "paged attention is run on CPU only, and the device is " + options.device;
   } else if (helper.control == nullptr) {
     left = "it needs the state helper: " + helper.why_not;
