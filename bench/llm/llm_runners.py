@@ -56,17 +56,15 @@ class EtRunner:
 
     def __init__(self, path: Path, variant: str, attention: Optional[str] = None):
         if variant in llm_setup.OURS_VARIANTS:
-            import executorch_openvino  # noqa: F401  (registers our delegate)
+            import executorch_openvino  # registers our delegate; sets the attention option below
         if variant == "xnnpack-custom":
             from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (their kernels too)
         from executorch.runtime import Runtime
 
-        if attention is None:  # not ours: the option is not read
+        if attention is None:  # not ours (only ours' variants are given one): the option is not read
             self.method = Runtime.get().load_program(path).load_method("forward")
             return
         # The option is read when the method loads (its model compiles), so one process can hold both kinds.
-        import executorch_openvino
-
         with executorch_openvino.using_options(attention=attention):
             self.method = Runtime.get().load_program(path).load_method("forward")
 

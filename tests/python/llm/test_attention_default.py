@@ -14,12 +14,13 @@ from llm_lowering import PROMPT, attentions, eager_of, load, lowered, ours_of
 from llm_models import Conversation
 
 
+# No option from the environment or set_options before or after a test: the default decides.
+pytestmark = pytest.mark.usefixtures("clean_options")
+
+
 @pytest.fixture(autouse=True)
-def default_attention():
-    executorch_openvino.set_options(attention=None)  # the default, whatever an earlier test set
+def alone():
     attentions()  # earlier tests' methods collected: describe_compiled_models lists this test's alone
-    yield
-    executorch_openvino.set_options(attention=None, cache_dir=None, device=None)
 
 
 def _generates_as_eager(case, ours, steps=12):

@@ -93,13 +93,10 @@ def test_with_precision_fast_the_caches_take_the_precision_the_device_computes_i
     """precision=fast: bf16 compute where the CPU has it, and OpenVINO's paged attention wants its caches
     in that precision; the paged program gives the grown one's greedy ids."""
     case = lowered("dynamic_prompt")
-    executorch_openvino.set_options(precision="fast", attention="grown")
-    try:
-        grown = ours_of("dynamic_prompt", load(case.pte))
-        executorch_openvino.set_options(attention="paged")
-        ours = ours_of("dynamic_prompt", load(case.pte))
-    finally:
-        executorch_openvino.set_options(precision=None)
+    with executorch_openvino.using_options(precision="fast"):
+        with executorch_openvino.using_options(attention="grown"):
+            grown = ours_of("dynamic_prompt", load(case.pte))
+        ours = ours_of("dynamic_prompt", load(case.pte))  # paged: the fixture's
     assert "paged" in attentions()
     assert Conversation(ours).generate(PROMPT, 16)[0] == Conversation(grown).generate(PROMPT, 16)[0]
 
