@@ -12,8 +12,8 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
 - draft-int4: the target's own weights in int4 (a smaller .pte that mostly agrees with it: the case of
   a draft model that lands);
 - rejected: a drafter whose drafts the target never chooses (the cost when nothing lands), free to
-  ask as prompt lookup is (watched, never fed); rejected-paused: the same for a drafter that costs
-  time to ask, as a draft program (fed, then paused longer after each miss);
+  ask as prompt lookup is (probed at every plain step, never fed); rejected-paused: the same for a
+  drafter that costs time to ask, as a draft program (probed after longer pauses, never fed);
 - static, static-lookup: the same with OpenvinoPartitioner(grow_caches=False) (going back is free,
   each step attends over the whole context);
 - controlled-<q>: the target in f32 (where a call's ids do not depend on how many tokens it carries)

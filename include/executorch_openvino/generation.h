@@ -126,34 +126,36 @@ class Drafter {
   virtual ~Drafter() = default;
   // Up to `limit` tokens likely to follow `history`.
   virtual std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) = 0;
-  // Whether asking costs about nothing (prompt lookup): such a drafter is asked at plain steps too,
-  // and its drafts are fed only once its guesses land (DraftSchedule).
+  // Whether asking costs about nothing (prompt lookup): such a drafter is probed at every plain step
+  // until a guess lands, any other after growing pauses (DraftSchedule).
   virtual bool free_to_ask() const { return false; }
 };
 
 // When speculative decoding drafts and how many tokens a call carries (python/executorch_openvino/
 // generation/draft_schedule.py says why, with the costs measured): drafts are fed at one width,
-// padded with the last; a free drafter is watched until its guess of the model's next token lands,
-// before it is trusted and after a round that kept nothing; any other pauses 1, 4, 16, then 64
-// steps after such a round.
+// padded with the last; a drafter is probed before it is trusted, at the start and after each miss
+// (asked for one guess at a plain step; its drafts are fed only once that guess was the model's
+// choice), so drafts that never land never reach the target. A free drafter is probed at every plain
+// step; any other after 1, 4, 16, then every 64 plain steps while it keeps missing (a wrong or missing
+// guess, or a round that kept nothing); a round that kept a draft starts the count again.
 class DraftSchedule {
  public:
   static constexpr size_t kLongestPause = 64;
 
-  DraftSchedule(Drafter& drafter, size_t max_draft)
-      : drafter_(&drafter), max_draft_(max_draft), limit_(max_draft), watching_(drafter.free_to_ask()) {}
+  DraftSchedule(Drafter& drafter, size_t max_draft) : drafter_(&drafter), max_draft_(max_draft), limit_(max_draft) {}
 
   // The tokens to feed after the last one (none, or `span`); `proposed` says how many the drafter
   // proposed (the rest repeat its last).
   std::vector<int64_t> drafts(const std::vector<int64_t>& conversation, size_t span, size_t& proposed) {
     proposed = 0;
-    has_guess_ = false;
+    probed_ = has_guess_ = false;
     if (span == 0) return {};
-    if (paused_ > 0) {
-      --paused_;
+    if (waiting_ > 0) {
+      --waiting_;
       return {};
     }
-    if (watching_) {
+    if (probing_) {
+      probed_ = true;
       const std::vector<int64_t> guess = drafter_->draft(conversation, 1);
       has_guess_ = !guess.empty();
       if (has_guess_) guess_ = guess.front();
@@ -168,7 +170,12 @@ class DraftSchedule {
 
   // The model chose `token` after a call without drafts.
   void chosen(int64_t token) {
-    if (has_guess_ && guess_ == token) watching_ = false;
+    if (!probed_) return;
+    if (has_guess_ && guess_ == token) {
+      probing_ = false;
+    } else {
+      missed();
+    }
   }
 
   // A call with drafts kept `accepted` of them (`proposed` by the drafter).
@@ -176,20 +183,27 @@ class DraftSchedule {
     limit_ = accepted >= proposed ? std::min(max_draft_, limit_ + 1) : std::max<size_t>(1, accepted);
     if (accepted > 0) {
       pause_ = 0;
-    } else if (drafter_->free_to_ask()) {
-      watching_ = true;
     } else {
-      pause_ = paused_ = std::min(pause_ == 0 ? 1 : 4 * pause_, kLongestPause);
+      probing_ = true;
+      missed();
     }
   }
 
  private:
+  // The next probe comes after a longer pause, unless asking costs nothing; the probe is the
+  // pause's last plain step.
+  void missed() {
+    if (drafter_->free_to_ask()) return;
+    pause_ = std::min(pause_ == 0 ? 1 : 4 * pause_, kLongestPause);
+    waiting_ = pause_ - 1;
+  }
+
   Drafter* drafter_;
   size_t max_draft_, limit_;
-  bool watching_;
+  bool probing_ = true, probed_ = false;
   bool has_guess_ = false;
   int64_t guess_ = 0;
-  size_t pause_ = 0, paused_ = 0;
+  size_t pause_ = 0, waiting_ = 0;
 };
 
 // Prompt lookup: the longest of the history's last max_ngram .. 1 tokens that occurred before

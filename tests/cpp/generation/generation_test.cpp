@@ -110,24 +110,29 @@ class FixedDrafter : public Drafter {
   bool free_;
 };
 
-TEST(DraftScheduleTest, FeedsOneWidthAndPausesLongerAfterEachRoundThatKeptNothing) {
+TEST(DraftScheduleTest, FeedsOneWidthOnceAProbeLandsAndProbesAfterLongerPausesWhileItMisses) {
   FixedDrafter drafter({7, 8}, false);
   DraftSchedule schedule(drafter, 5);
   size_t proposed = 0;
+  EXPECT_TRUE(schedule.drafts({1}, 5, proposed).empty());  // probed first: one guess, nothing fed
+  EXPECT_EQ(drafter.asked, std::vector<size_t>({1}));
+  schedule.chosen(7);  // the guess landed: trusted
   EXPECT_EQ(schedule.drafts({1}, 5, proposed), (std::vector<int64_t>{7, 8, 8, 8, 8}));
   EXPECT_EQ(proposed, 2u);
-  std::vector<size_t> rounds;
+  schedule.kept(proposed, 0);  // kept nothing: probed from the next plain step, and it keeps missing
+  std::vector<size_t> probes;
+  bool fed = false;
   for (size_t step = 0; step < 300; ++step) {
-    if (!schedule.drafts({1}, 5, proposed).empty()) {
-      rounds.push_back(step);
-      schedule.kept(proposed, 0);
-    }
+    const size_t before = drafter.asked.size();
+    fed = fed || !schedule.drafts({1}, 5, proposed).empty();
+    if (drafter.asked.size() > before) probes.push_back(step);
+    schedule.chosen(5);
   }
-  ASSERT_GE(rounds.size(), 5u);
-  EXPECT_EQ(std::vector<size_t>({rounds[1] - rounds[0] - 1, rounds[2] - rounds[1] - 1, rounds[3] - rounds[2] - 1,
-                                 rounds[4] - rounds[3] - 1}),
-            std::vector<size_t>({1, 4, 16, 64}));
-  EXPECT_EQ(drafter.asked[2], 1u);  // after a rejection, one asked (fed at the full width)
+  EXPECT_FALSE(fed);  // guesses that never land never reach the target
+  ASSERT_GE(probes.size(), 5u);
+  EXPECT_EQ(std::vector<size_t>({probes[0], probes[1] - probes[0] - 1, probes[2] - probes[1] - 1,
+                                 probes[3] - probes[2] - 1, probes[4] - probes[3] - 1}),
+            std::vector<size_t>({0, 3, 15, 63, 63}));
 }
 
 TEST(DraftScheduleTest, AFreeDrafterIsFedOnlyAfterItsGuessLands) {
@@ -141,8 +146,11 @@ TEST(DraftScheduleTest, AFreeDrafterIsFedOnlyAfterItsGuessLands) {
   EXPECT_TRUE(schedule.drafts({1}, 3, proposed).empty());
   schedule.chosen(7);  // the guess landed
   EXPECT_EQ(schedule.drafts({1}, 3, proposed), (std::vector<int64_t>{7, 8, 9}));
-  schedule.kept(3, 0);  // nothing kept: watched again
+  schedule.kept(3, 0);  // nothing kept: probed again at once
   EXPECT_TRUE(schedule.drafts({1}, 3, proposed).empty());
+  schedule.chosen(7);
+  EXPECT_EQ(schedule.drafts({1}, 3, proposed), (std::vector<int64_t>{7, 7, 7}));  // one asked after a rejection
+  EXPECT_EQ(drafter.asked.back(), 1u);
 }
 
 TEST_F(GenerationTest, ADraftProgramGivesGreedyIds) {

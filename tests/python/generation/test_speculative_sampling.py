@@ -1,6 +1,7 @@
 """Speculative sampling (generation/decoding.py) draws each token from the model's distribution, as plain
 sampling does, whatever the drafter proposes: checked against the exact distribution of the first tokens
-of a small Markov-chain model, for drafters that are always, sometimes and never right. Drawing again at
+after the first two of a small Markov-chain model, for drafters that are always, sometimes and never
+right (a drafter is probed before its drafts are fed, so the first tokens are mostly plain steps). Drawing again at
 the first rejected position (instead of keeping the draw that rejected the draft) would favour the draft
 token; the test sees that too."""
 
@@ -19,7 +20,8 @@ CHAIN = np.array([[0.5, 0.3, 0.2],
                   [0.2, 0.5, 0.3],
                   [0.4, 0.1, 0.5]])
 PROMPT = [0, 2]
-TOKENS = 3  # the first tokens compared: 27 outcomes
+TOKENS = 5  # generated; the last COMPARED are compared: 27 outcomes
+COMPARED = 3
 RUNS = 4000
 
 
@@ -31,7 +33,10 @@ def _model() -> TextModel:
 
 
 class _Fixed:
-    """Proposes the same tokens whatever the history."""
+    """Proposes the same tokens whatever the history; asking costs nothing, so it is probed at every
+    plain step and its drafts are fed from the step after a guess lands."""
+
+    free_to_ask = True
 
     def __init__(self, tokens: List[int]):
         self.tokens = tokens
@@ -41,22 +46,23 @@ class _Fixed:
 
 
 def _exact() -> dict:
+    """The probability of each outcome of the last COMPARED tokens of TOKENS."""
     out = {}
     for outcome in itertools.product(range(3), repeat=TOKENS):
         probability, last = 1.0, PROMPT[-1]
         for token in outcome:
             probability, last = probability * CHAIN[last, token], token
-        out[outcome] = probability
+        out[outcome[-COMPARED:]] = out.get(outcome[-COMPARED:], 0.0) + probability
     return out
 
 
 def _distance(drafter) -> float:
-    """Total variation between the drawn first tokens and the exact distribution."""
+    """Total variation between the drawn last tokens and the exact distribution."""
     model, counts = _model(), {}
     for seed in range(RUNS):
-        tokens = generate(model, PROMPT, TOKENS, sampling=SamplingOptions(temperature=1.0, seed=seed),
-                          drafter=drafter, max_draft=3).tokens
-        counts[tuple(tokens)] = counts.get(tuple(tokens), 0) + 1
+        tokens = tuple(generate(model, PROMPT, TOKENS, sampling=SamplingOptions(temperature=1.0, seed=seed),
+                                drafter=drafter, max_draft=3).tokens[-COMPARED:])
+        counts[tokens] = counts.get(tokens, 0) + 1
     return 0.5 * sum(abs(counts.get(outcome, 0) / RUNS - p) for outcome, p in _exact().items())
 
 
