@@ -10,7 +10,7 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
 - draft-4l: a 4-layer model sharing the target's embedding, output layer and first 4 layers (random
   weights give no cheap model that agrees with the target: its drafts are all rejected);
 - draft-int4: the target's own weights in int4 (a smaller .pte that mostly agrees with it: the case of
-  a draft model that lands);
+  a draft model that lands); both drafts return the last position's logits only, as a draft needs;
 - rejected: a drafter whose drafts the target never chooses (the cost when nothing lands), free to
   ask as prompt lookup is (probed at every plain step, never fed); rejected-paused: the same for a
   drafter that costs time to ask, as a draft program (probed after longer pauses, never fed);
@@ -96,9 +96,15 @@ def prepare(work: Path) -> dict:
     state = {k: v for k, v in target.state_dict().items()
              if not k.startswith("layers.") or int(k.split(".")[1]) < DRAFT_LAYERS}
     draft.load_state_dict(state, strict=False)
+    # A draft program needs the last position's logits only (it drafts one token per call after
+    # catching up): with every position's, each catch-up also computes and copies out the output
+    # layer over every token it feeds.
+    draft.generate_full_logits = False
+    target_int4 = copy.deepcopy(target)
+    target_int4.generate_full_logits = False
     for name, model, options in (("target", target, {}), ("static", target, {"grow_caches": False}),
-                                 ("target-f32", target, {"weights": None}),
-                                 ("draft", draft, {}), ("draft-int4", target, {"weights": "int4", "group_size": 64})):
+                                 ("target-f32", target, {"weights": None}), ("draft", draft, {}),
+                                 ("draft-int4", target_int4, {"weights": "int4", "group_size": 64})):
         path = work / f"{name}.pte"
         if not path.exists():
             made[name] = _export(model, path, **options)
