@@ -25,17 +25,36 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+# The vector features OpenVINO's CPU kernels are chosen by, as /proc/cpuinfo names them -> as reported.
+_FEATURES = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_vnni", "VNNI"), ("avx_vnni", "VNNI"),
+             ("avx512_bf16", "bf16"), ("amx_tile", "AMX"))
+
+
+def cpu_features() -> str:
+    """"AVX2, AVX-512, VNNI, bf16, AMX" as far as the CPU has them ("" where /proc/cpuinfo is missing):
+    the same model name can hide CPUs whose kernels differ (an AMD EPYC with or without AVX-512)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), [])
+    except OSError:
+        return ""
+    named = [name for flag, name in _FEATURES if flag in flags]
+    return ", ".join(dict.fromkeys(named))
+
+
 def load_average() -> float:
     """The 1-minute load average now."""
     return os.getloadavg()[0]
 
 
 def machine(load_before: Optional[float] = None, load_after: Optional[float] = None) -> str:
-    """The header line of every report: "CPU: <model>, N logical cores; load average (1 min) X before,
-    Y after" (after: now when not given; with no `load_before`, "Y at the end")."""
+    """The header line of every report: "CPU: <model> (<features>), N logical cores; load average (1 min)
+    X before, Y after" (after: now when not given; with no `load_before`, "Y at the end")."""
     after = load_average() if load_after is None else load_after
     load = (f"{after:.2f} at the end" if load_before is None else f"{load_before:.2f} before, {after:.2f} after")
-    return f"CPU: {cpu_model()}, {os.cpu_count()} logical cores; load average (1 min) {load}"
+    features = cpu_features()
+    model = f"{cpu_model()} ({features})" if features else cpu_model()
+    return f"CPU: {model}, {os.cpu_count()} logical cores; load average (1 min) {load}"
 
 
 def version(distribution: str) -> str:

@@ -231,6 +231,9 @@ def _base(name: str) -> str:
 
 
 def run(work: Path, rounds: int) -> dict:
+    from common.machine import load_average, machine
+
+    load_before = load_average()
     torch.set_num_threads(1)
     from executorch_openvino.generation import DraftModel, LookupDrafter, generate
 
@@ -309,7 +312,8 @@ def run(work: Path, rounds: int) -> dict:
             row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, expected.tokens)) if a != b),
                                         None))
         print(f"round {round_index + 1}/{rounds} done", flush=True)
-    return {"rounds": rounds, "variants": results, "call_costs": _call_costs(programs["target"], [128, 256, 500]),
+    return {"rounds": rounds, "machine": machine(load_before), "variants": results,
+            "call_costs": _call_costs(programs["target"], [128, 256, 500]),
             "call_costs_paged": _call_costs(programs["paged"], [128, 256, 500])}
 
 
@@ -317,6 +321,7 @@ def report(measured: dict, made: dict, out: Path, tag: str = "") -> str:
     variants = measured["variants"]
     plain = variants["plain"]["decode_tok_s"]
     lines = [f"# Speculative decoding and going back ({datetime.date.today()})", "",
+             *([f"- {measured['machine']}", ""] if "machine" in measured else []),
              f"A Llama of SmolLM2-135M's shape ({SHAPE['n_layers']} layers, dim {SHAPE['dim']}, vocab "
              f"{SHAPE['vocab_size']}), random weights, int8 weights, context {CONTEXT}; prompt {PROMPT} random "
              f"tokens, {STEPS} greedy tokens; {measured['rounds']} interleaved rounds; 2 cores. Every variant "

@@ -66,6 +66,12 @@ def test_paged_attention_study_computes_what_the_grown_form_does(tmp_path, libra
     text = next(tmp_path.glob("paged-attention-*.md")).read_text()
     (row,) = _rows(text, "`f32`")
     # The rewritten IR computes the grown form's logits (so its times compare like with like), and going back
-    # into the prompt is an ordinary call that computes what the first pass did.
-    assert row[6] == "0.0e+00, 100.0%" and row[7] == "True", row
-    assert row[8] == "k=7: 0.0e+00, 100.0%", row
+    # into the prompt is an ordinary call that computes what the first pass did. Paged attention is another
+    # kernel than the grown form's: bit-equal where the CPU has AVX-512, within f32 rounding on AVX2 alone
+    # (2.2e-07 seen on an AMD EPYC without AVX-512), so the logits are held to 1e-5 and the ids to all.
+    def close(cell: str) -> bool:
+        difference, equal = cell.split(", ")
+        return float(difference) <= 1e-5 and equal == "100.0%"
+
+    assert close(row[6]) and row[7] == "True", row
+    assert row[8].startswith("k=7: ") and close(row[8][len("k=7: "):]), row

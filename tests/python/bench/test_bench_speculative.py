@@ -28,8 +28,9 @@ def test_the_controlled_drafter_is_right_with_its_probability_and_silent_off_the
 def test_the_report_shows_every_variant_and_what_a_call_costs(tmp_path):
     row = lambda speeds, acceptance=None: {"decode_tok_s": speeds, "acceptance": [acceptance] * len(speeds),
                                            "calls": [100] * len(speeds), "same_ids": [None] * len(speeds)}
-    measured = {"rounds": 2, "variants": {"plain": row([10.0, 12.0]), "lookup": row([13.0, 15.0], 0.8),
-                                          "plain-f32": row([5.0, 5.0]), "controlled-0.90": row([11.0, 12.0], 0.76)},
+    measured = {"rounds": 2, "machine": "CPU: Some CPU (AVX2), 2 logical cores; load average (1 min) 0.10 before, 1.00 after",
+                "variants": {"plain": row([10.0, 12.0]), "lookup": row([13.0, 15.0], 0.8),
+                             "plain-f32": row([5.0, 5.0]), "controlled-0.90": row([11.0, 12.0], 0.76)},
                 "call_costs": {"step_ms": 10.0, "wide_ms": 12.5, "width_change_ms": 5.0,
                                "cut_ms": {128: 4.0, 500: 12.0}}}
     text = speculative_bench.report(measured, {}, tmp_path)
@@ -37,6 +38,7 @@ def test_the_report_shows_every_variant_and_what_a_call_costs(tmp_path):
              if line.startswith("| ") and not line.startswith("| Variant") and line.count("|") > 4}
     assert cells["lookup"] == "1.27 [1.25, 1.30]" and cells["controlled-0.90"] == "2.30 [2.20, 2.40]"  # over plain-f32
     assert "a call of 6 tokens 12.5 ms" in text and "| 500 | 12.0 |" in text
+    assert "- CPU: Some CPU (AVX2), 2 logical cores" in text  # the vector features the kernels depend on
     assert list(tmp_path.glob("speculative-*.md")) and list(tmp_path.glob("speculative-*.json"))
 
 
