@@ -8,18 +8,24 @@ namespace executorch_openvino::ov {
 
 namespace fs = std::filesystem;
 
+// The helper's functions with the very types state_abi.h declares (a call through a pointer of
+// another type is undefined, and UBSan's function check says so: the helper is built with it too).
 struct StateControl::Functions {
-  int (*abi_version)();
-  int (*reset)(ov_infer_request*, const char* const*, size_t, char*, size_t);
-  int (*truncate)(ov_infer_request*, const char*, int, int64_t, char*, size_t);
-  int (*read_int)(ov_infer_request*, const char*, int64_t*, char*, size_t);
-  int (*snapshot_take)(ov_infer_request*, eov_state_snapshot**, char*, size_t);
-  int (*snapshot_restore)(ov_infer_request*, const eov_state_snapshot*, char*, size_t);
-  void (*snapshot_free)(eov_state_snapshot*);
-  int (*page_attention)(ov_model*, const eov_paging*, char*, size_t);
+  decltype(&eov_state_abi_version) abi_version;
+  decltype(&eov_state_reset) reset;
+  decltype(&eov_state_truncate) truncate;
+  decltype(&eov_state_read_int) read_int;
+  decltype(&eov_state_snapshot_take) snapshot_take;
+  decltype(&eov_state_snapshot_restore) snapshot_restore;
+  decltype(&eov_state_snapshot_free) snapshot_free;
+  decltype(&eov_state_page_attention) page_attention;
 };
 
 namespace {
+
+// The delegate's and the helper's declarations of OpenVINO's opaque handles name the same objects.
+::ov_infer_request_t* abi(ov_infer_request* request) { return reinterpret_cast<::ov_infer_request_t*>(request); }
+::ov_model_t* abi(ov_model* model) { return reinterpret_cast<::ov_model_t*>(model); }
 
 constexpr size_t kErrorSize = 1024;
 
@@ -88,18 +94,18 @@ Outcome<std::unique_ptr<StateControl>> StateControl::open(const fs::path& path) 
 Status StateControl::reset(ov_infer_request* request, const std::vector<std::string>& names) const {
   std::array<char, kErrorSize> error{};
   const std::vector<const char*> pointers = c_names(names);
-  return status_of(functions_->reset(request, pointers.data(), pointers.size(), error.data(), error.size()), error);
+  return status_of(functions_->reset(abi(request), pointers.data(), pointers.size(), error.data(), error.size()), error);
 }
 
 Status StateControl::truncate(ov_infer_request* request, const std::string& prefix, int axis, int64_t length) const {
   std::array<char, kErrorSize> error{};
-  return status_of(functions_->truncate(request, prefix.c_str(), axis, length, error.data(), error.size()), error);
+  return status_of(functions_->truncate(abi(request), prefix.c_str(), axis, length, error.data(), error.size()), error);
 }
 
 Outcome<int64_t> StateControl::read_int(ov_infer_request* request, const std::string& name) const {
   std::array<char, kErrorSize> error{};
   int64_t value = 0;
-  if (Status read = status_of(functions_->read_int(request, name.c_str(), &value, error.data(), error.size()), error);
+  if (Status read = status_of(functions_->read_int(abi(request), name.c_str(), &value, error.data(), error.size()), error);
       !read.ok()) {
     return read.failure();
   }
@@ -109,7 +115,7 @@ Outcome<int64_t> StateControl::read_int(ov_infer_request* request, const std::st
 Outcome<StateControl::Snapshot> StateControl::snapshot(ov_infer_request* request) const {
   std::array<char, kErrorSize> error{};
   eov_state_snapshot* handle = nullptr;
-  if (Status taken = status_of(functions_->snapshot_take(request, &handle, error.data(), error.size()), error);
+  if (Status taken = status_of(functions_->snapshot_take(abi(request), &handle, error.data(), error.size()), error);
       !taken.ok()) {
     return taken.failure();
   }
@@ -118,14 +124,14 @@ Outcome<StateControl::Snapshot> StateControl::snapshot(ov_infer_request* request
 
 Status StateControl::restore(ov_infer_request* request, const Snapshot& snapshot) const {
   std::array<char, kErrorSize> error{};
-  return status_of(functions_->snapshot_restore(request, snapshot.handle_, error.data(), error.size()), error);
+  return status_of(functions_->snapshot_restore(abi(request), snapshot.handle_, error.data(), error.size()), error);
 }
 
 Outcome<std::string> StateControl::page_attention(ov_model* model, const std::string& cache_type,
                                                   int32_t block_size) const {
   std::array<char, kErrorSize> error{};
   const eov_paging options{cache_type.c_str(), block_size};
-  const int code = functions_->page_attention(model, &options, error.data(), error.size());
+  const int code = functions_->page_attention(abi(model), &options, error.data(), error.size());
   if (code == EOV_STATE_OK) return std::string();
   if (code == EOV_STATE_LEFT) return std::string(error.data());
   return Failure{FailureKind::kOpenVinoError, std::string(error.data())};
