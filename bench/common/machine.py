@@ -32,7 +32,9 @@ _FEATURES = (("avx2", "AVX2"), ("avx512f", "AVX-512"), ("avx512_vnni", "VNNI"), 
 
 def cpu_features() -> str:
     """"AVX2, AVX-512, VNNI, bf16, AMX" as far as the CPU has them ("" where /proc/cpuinfo is missing):
-    the same model name can hide CPUs whose kernels differ (an AMD EPYC with or without AVX-512)."""
+    the same model name can hide CPUs whose kernels differ (an AMD EPYC with or without AVX-512). Read
+    here rather than through executorch_openvino.runtime.cpu_capabilities.cpu_flags: some benches
+    (fc_kernels, hf_recipe) run without the package importable in their own process."""
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             flags = next((line.split(":", 1)[1].split() for line in cpuinfo if line.startswith("flags")), [])
