@@ -27,6 +27,15 @@ def et_llama(dynamic: bool = True, *, layers: int = 2, seed: int = 0, **override
     return construct_transformer(ModelArgs(**args)).eval()
 
 
+def et_llama_draft(of: int = 2, *, layers: int = 1, seed: int = 0, **overrides):
+    """The first `layers` layers of et_llama(layers=of, seed=seed), with its embedding and output
+    layer: a draft program whose guesses of the larger one's tokens sometimes land."""
+    draft = et_llama(True, layers=layers, seed=seed, **overrides)
+    whole = et_llama(True, layers=of, seed=seed, **overrides).state_dict()
+    draft.load_state_dict({name: value for name, value in whole.items() if name in draft.state_dict()})
+    return draft
+
+
 def with_custom_ops(model):
     """The model with ExecuTorch's LLM custom ops (llama::update_cache and llama::custom_sdpa), as
     its export for XNNPACK applies them (its source transformations)."""

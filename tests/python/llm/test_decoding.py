@@ -15,7 +15,7 @@ import executorch_openvino
 from executorch_openvino.generation import (DraftModel, LookupDrafter, SamplingOptions, generate)
 from executorch_openvino.llm import text_program
 from llm_lowering import PROMPT
-from llm_models import CONTEXT, Conversation, eager_step, et_llama, export_et_llama
+from llm_models import CONTEXT, Conversation, eager_step, et_llama, et_llama_draft, export_et_llama
 
 STEPS = 64
 
@@ -26,10 +26,8 @@ def _pte(tmp_dir: str, layers: int, seed: int, full_logits: bool, first_of: int 
     output layer too: a draft whose guesses sometimes land)."""
     from executorch.exir import to_edge_transform_and_lower
 
-    model = et_llama(True, layers=layers, seed=seed, generate_full_logits=full_logits)
-    if first_of:
-        whole = et_llama(True, layers=first_of, seed=seed, generate_full_logits=full_logits).state_dict()
-        model.load_state_dict({k: v for k, v in whole.items() if k in model.state_dict()})
+    model = (et_llama_draft(first_of, layers=layers, seed=seed, generate_full_logits=full_logits) if first_of else
+             et_llama(True, layers=layers, seed=seed, generate_full_logits=full_logits))
     program = to_edge_transform_and_lower(export_et_llama(model), partitioner=[executorch_openvino.OpenvinoPartitioner()],
                                           constant_methods={"get_max_seq_len": CONTEXT - 1,
                                                             "get_max_context_len": CONTEXT, "get_eos_ids": [999]})
