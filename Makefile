@@ -20,6 +20,10 @@ CMAKE  := $(VENV)/bin/cmake
 CTEST  := $(VENV)/bin/ctest
 NINJA  := $(VENV)/bin/ninja
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+# pytest workers for tests/python and tests/optimum, a test file each (pytest-xdist): most of a test's time
+# is torch.export and lowering on one core. At most 4: each worker holds its own exported models.
+PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 
 .PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
 
@@ -66,7 +70,7 @@ test-cpp: build
 
 test-python: build
 	@EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so \
-		$(PYTHON) -m pytest tests/python -q
+		$(PYTHON) -m pytest tests/python -q $(PYTEST_PARALLEL)
 
 # Builds the wheel, installs it into a new virtual environment and tests it from there (slow: it
 # installs the pinned dependencies anew, from pip's cache when warm).
@@ -77,7 +81,7 @@ test-packaging: build
 # ExecuTorch's runner, in .venv-optimum with this checkout's wheel installed ([optimum] and
 # [quantization] extras): tests/optimum, against the installed package only.
 test-optimum: venv-optimum
-	@EXECUTORCH_OPENVINO_TEST_INSTALLED=1 HF_HUB_OFFLINE=1 $(OPTIMUM_VENV)/bin/python -m pytest tests/optimum -q
+	@EXECUTORCH_OPENVINO_TEST_INSTALLED=1 HF_HUB_OFFLINE=1 $(OPTIMUM_VENV)/bin/python -m pytest tests/optimum -q $(PYTEST_PARALLEL)
 
 # The loader built for Windows with MinGW-w64 and run under Wine against the real OpenVINO
 # Windows DLLs (scripts/test_windows.sh sets up packages, the wheel cache and a Wine prefix).
