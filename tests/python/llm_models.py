@@ -31,8 +31,9 @@ def et_llama_draft(of: int = 2, *, layers: int = 1, seed: int = 0, **overrides):
     """The first `layers` layers of et_llama(layers=of, seed=seed), with its embedding and output
     layer: a draft program whose guesses of the larger one's tokens sometimes land."""
     draft = et_llama(True, layers=layers, seed=seed, **overrides)
+    own = draft.state_dict().keys()
     whole = et_llama(True, layers=of, seed=seed, **overrides).state_dict()
-    draft.load_state_dict({name: value for name, value in whole.items() if name in draft.state_dict()})
+    draft.load_state_dict({name: value for name, value in whole.items() if name in own})
     return draft
 
 
