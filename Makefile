@@ -57,8 +57,12 @@ configure: setup
 		-DPython3_EXECUTABLE=$(abspath $(PYTHON)) -DCMAKE_BUILD_TYPE=Release > $(BUILD).configure.log 2>&1 \
 		|| { cat $(BUILD).configure.log; exit 1; }
 
+# The build also installs this checkout into $(VENV) as a development install (scripts/develop_install.py):
+# `import executorch_openvino` and the commands work there as an installed wheel's would, so the README's
+# examples run as written after `. $(VENV)/bin/activate`.
 build: configure
 	@$(CMAKE) --build $(BUILD) -j $(JOBS)
+	@$(PYTHON) scripts/develop_install.py $(VENV)
 
 # Every stage runs even when an earlier one fails (-k), so one failure does not hide the others;
 # the exit status is still non-zero.

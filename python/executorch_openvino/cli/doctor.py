@@ -275,13 +275,15 @@ def _our_version() -> str:
         version = importlib.metadata.version("executorch-openvino")
     except importlib.metadata.PackageNotFoundError:
         return SOURCE_CHECKOUT
-    # An installed distribution elsewhere does not make this folder an installed one.
+    # An installed distribution elsewhere does not make this folder an installed one; make build's
+    # development install (scripts/develop_install.py) lists no module of the package: the package is
+    # still the checkout's, with its build tree.
     try:
         files = importlib.metadata.files("executorch-openvino") or []
         installed = {Path(f.locate()).resolve() for f in files if f.name == "__init__.py"}
     except Exception:  # a distribution without a RECORD: trust its version
         return version
-    return version if not installed or (PACKAGE_DIR / "__init__.py").resolve() in installed else SOURCE_CHECKOUT
+    return version if installed and (PACKAGE_DIR / "__init__.py").resolve() in installed else SOURCE_CHECKOUT
 
 
 def main(args) -> int:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple
+
+import pytest
 
 
 REPO = Path(__file__).resolve().parents[3]
@@ -176,15 +178,32 @@ def _first_python_block(text: str) -> str:
     return match.group(1)
 
 
-def test_the_readme_python_example_runs(tmp_path, library_path):
+VENV = REPO / ".venv"
+
+
+def _as_a_user() -> dict:
+    """The environment of a user who ran `make demo` (or `make test`), then `. .venv/bin/activate`: the
+    venv's commands first on PATH, and nothing of ours set (no PYTHONPATH, no EXECUTORCH_OPENVINO_*)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and not k.startswith("EXECUTORCH_OPENVINO_")}
+    env["PATH"] = os.pathsep.join([str(VENV / "bin"), env.get("PATH", "")])
+    env["VIRTUAL_ENV"] = str(VENV)
+    return env
+
+
+@pytest.fixture
+def users_venv() -> Path:
+    if not (VENV / "bin" / "python").is_file():
+        pytest.skip(f"{VENV} does not exist: the two make commands make it")
+    return VENV
+
+
+def test_the_readme_python_example_runs(tmp_path, users_venv):
+    """The README's Python example, as written, with the .venv's interpreter and nothing else: guards
+    make build's development install (without it, `import executorch_openvino` finds nothing there)."""
     example = tmp_path / "readme_example.py"
     example.write_text(_first_python_block(README.read_text(encoding="utf-8")))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "python"), env.get("PYTHONPATH")]))
-    env["EXECUTORCH_OPENVINO_LIBRARY"] = str(library_path)
-    result = subprocess.run(
-        [sys.executable, str(example)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
-    )
+    result = subprocess.run([str(users_venv / "bin" / "python"), str(example)], cwd=tmp_path, env=_as_a_user(),
+                            capture_output=True, text=True, timeout=600)
     report = f"exit status {result.returncode}\nstdout:\n{result.stdout}\nstderr:\n{result.stderr[-4000:]}"
     assert result.returncode == 0, report
     assert "compiled by OpenVINO for: ['" in result.stdout, report
@@ -192,3 +211,16 @@ def test_the_readme_python_example_runs(tmp_path, library_path):
     assert match, report
     assert float(match.group(1)) < 1e-4, report
     assert (tmp_path / "model.pte").is_file()
+
+
+def test_the_commands_are_on_the_venvs_path(tmp_path, users_venv):
+    """`executorch-openvino` and `executorch-openvino-run`, as the README's command-line examples call
+    them, found on the activated .venv's PATH and run from another folder."""
+    env = _as_a_user()
+    for command in ("executorch-openvino", "executorch-openvino-run"):
+        found = shutil.which(command, path=env["PATH"])
+        assert found and Path(found).parent == users_venv / "bin", f"{command} is not in {users_venv / 'bin'}"
+        result = subprocess.run([command, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=300)
+        assert result.returncode == 0, f"{command} --help: {result.returncode}\n{result.stdout}\n{result.stderr}"
+        assert "usage" in (result.stdout + result.stderr).lower()
