@@ -26,6 +26,7 @@ DOCUMENTED = {
     "executorch_openvino.llm.hf_export": ["export_causal_lm", "static_cache_decoder"],
     "executorch_openvino.llm.runner_metadata": ["text_runner_metadata"],
     "executorch_openvino.container.blob": ["build_blob", "parse_blob"],
+    "executorch_openvino.container": ["delegate_blobs", "DelegateBlob"],
     "executorch_openvino.runtime.cpu_capabilities": ["describe"],
     "executorch_openvino.cli": ["main"],
 }
