@@ -17,7 +17,7 @@ from executorch.examples.models.llama.rope import apply_rotary_emb, precompute_f
 from executorch.exir import to_edge_transform_and_lower
 from executorch_openvino import ir_passes
 from executorch_openvino.ir_passes import rotary
-from llm_models import last_token_logits, method_step, teacher_forced
+from llm_models import Conversation, method_step, teacher_forced
 from lowering import blob_ir, delegate_calls, load_forward
 from llm_lowering import PROMPT, load, lowered
 
@@ -63,9 +63,7 @@ def test_results_equal_the_program_without_the_rewrite(monkeypatch):
     assert runtime_layers(programs["rewritten"][0], "RoPE") == 4
     steps = {label: method_step(load(pte)) for label, (_, pte) in programs.items()}
     reference = method_step(load(programs["as exported"][1]))  # chooses the tokens both are fed
-    tokens = [int(last_token_logits(reference(torch.tensor([PROMPT]), 0)).argmax())]
-    for position in range(len(PROMPT), len(PROMPT) + 20):
-        tokens.append(int(last_token_logits(reference(torch.tensor([[tokens[-1]]]), position)).argmax()))
+    tokens, _ = Conversation(reference).generate(PROMPT, 21)
     got, expected = (teacher_forced(steps[label], PROMPT, tokens) for label in ("rewritten", "as exported"))
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, rtol=0, atol=1e-5)
