@@ -21,7 +21,7 @@ import torch
 
 import executorch_openvino
 from executorch_openvino import cli
-from executorch_openvino.cli import _common, doctor
+from executorch_openvino.cli import cmake_package, doctor
 from executorch_openvino.runtime.precision import default_precision
 from lowering import assert_matches
 
@@ -241,7 +241,7 @@ def test_doctor_in_the_source_tree_says_it_is_one_and_passes(capsys):
 
     status = cli.main(["doctor"])
     printed = capsys.readouterr().out
-    if _common.cmake_config().is_file():  # an installed wheel
+    if cmake_package.cmake_config().is_file():  # an installed wheel
         assert status == 0 and re.search(r"^OK +CMake package", printed, re.M)
     else:  # this checkout (PYTHONPATH=python): what it is, not a failure
         assert status == 0, printed

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from .rounds import ConcurrentRunner, Runner, SequentialRunner, Slice
-from .._common import loaded_models_since
+from ..run_options import loaded_models_since
 
 OURS, FAST, NATIVE, XNNPACK, EAGER = "ours", "fast", "native", "xnnpack", "eager"
 LABELS = {
