@@ -2,7 +2,7 @@
 ir_passes/rotary.py): ExecuTorch's neighbour-pair rotation of queries and keys becomes one RoPE kernel
 each, with the projections' weights permuted; results stay those of the unrewritten program, and a
 rotation the permutation would show through (read outside attention) is kept as it is. Greedy ids
-equal to eager over 64 steps with the rewrite in place are ir_passes/test_state.py's."""
+equal to eager over 64 steps with the rewrite in place are ir_passes/test_buffer_variables.py's."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_each_query_and_key_rotation_is_one_fused_kernel(variant):
 
 def _two_lowerings(monkeypatch):
     """The dynamic-prompt Llama lowered with the rewrite and without it (fresh lowerings: the cached
-    ones of ir_passes/test_state.py were made with it)."""
+    ones of ir_passes/test_buffer_variables.py were made with it)."""
     from llm_models import et_llama, export_et_llama
 
     model = et_llama(True, seed=3)

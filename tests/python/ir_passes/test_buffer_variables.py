@@ -1,4 +1,4 @@
-"""KV caches kept inside OpenVINO as state (partition/mutated_buffers.py, ir_passes/state.py), on
+"""KV caches kept inside OpenVINO as state (partition/mutated_buffers.py, ir_passes/buffer_variables.py), on
 ExecuTorch's own Llama with random weights, exported three ways: with a dynamic prompt length
 (enable_dynamic_shape), one token per call, and with ExecuTorch's LLM custom ops (llama::update_cache
 and llama::custom_sdpa, fx_passes/llm_custom_ops.py); and a transformers LlamaForCausalLM with a static cache
