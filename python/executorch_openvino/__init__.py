@@ -15,7 +15,6 @@ environment is left as it is.
 
 from __future__ import annotations
 
-from . import _moved
 from .backend_id import BACKEND_ID
 from .runtime import errors as _errors
 from .runtime import library as _library
@@ -26,7 +25,6 @@ from .runtime.saved_states import StateError, forget_state, restore_state, save_
 
 _library.load_after_executorch()
 _errors.install_after_executorch_runtime()
-_moved.install()
 
 
 def __getattr__(name):
@@ -39,8 +37,6 @@ def __getattr__(name):
         from .preprocess import ExecutorchOpenvinoBackend
 
         return ExecutorchOpenvinoBackend
-    if f"{__name__}.{name}" in _moved.MOVED:
-        return _moved.moved_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'executorch_openvino' has no attribute {name!r}")
 
 

@@ -43,7 +43,7 @@ class OpenvinoPartitioner(Partitioner):
     skip_nodes:      names of graph nodes never delegated.
     stateful:        buffers the program mutates inside a partition (an LLM's KV caches) live in
                      OpenVINO as state: ExecuTorch neither passes them in nor copies them back
-                     (ir_passes/state.py). False keeps them ExecuTorch's.
+                     (ir_passes/buffer_variables.py). False keeps them ExecuTorch's.
     grow_caches:     such caches written by index are rewritten to grow with the conversation, the
                      form OpenVINO's CPU plugin runs as one fused attention kernel (ir_passes/grown_cache.py);
                      calls must then continue the conversation or start at position 0. False keeps

@@ -30,5 +30,5 @@ class ExecutorchOpenvinoBackend(BackendDetails):
         options = compile_specs.from_compile_specs(compile_spec)
         graph = fx_passes.prepare(edge_program)
         model = convert.to_openvino(graph.module, edge_program.range_constraints)
-        lowering = ir_passes.run(ir_passes.Lowering(model, edge_program, graph.states, options))
+        lowering = ir_passes.run(ir_passes.Lowering(model, edge_program, graph.consumed_buffers, options))
         return writer.write(lowering, edge_program, options)

@@ -5,6 +5,7 @@ the exports of it the tests lower."""
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Sequence
 
 import torch
@@ -58,30 +59,26 @@ def export_et_llama(model, dynamic: bool = True, context: int = CONTEXT) -> torc
 
 
 class Conversation:
-    """Greedy generation step by step through any `step(tokens, position) -> logits`."""
+    """Greedy generation (executorch_openvino.generation.greedy) through any `step(tokens, position)
+    -> logits` of torch tensors, every call's logits kept."""
 
     def __init__(self, step) -> None:
         self.step = step
 
     def generate(self, prompt: Sequence[int], new_tokens: int, start: int = 0, one_call_prefill: bool = True):
-        """(generated ids, the logits of every step)."""
-        logits = []
-        position = start
-        if one_call_prefill:
-            logits.append(self.step(torch.tensor([list(prompt)]), position))
-            position += len(prompt)
-        else:
-            for token in prompt:
-                logits.append(self.step(torch.tensor([[token]]), position))
-                position += 1
-        generated = []
-        for _ in range(new_tokens):  # noqa: B007
-            last = logits[-1][0] if logits[-1].dim() == 2 else logits[-1][0, -1]  # [1, vocab] or [1, n, vocab]
-            token = int(last.argmax(-1))
-            generated.append(token)
-            logits.append(self.step(torch.tensor([[token]]), position))
-            position += 1
-        return generated, logits
+        """(generated ids, the logits of every call: the prompt's, then each generated token's). Every
+        generated token is fed, so a next turn starts at start + len(prompt) + new_tokens."""
+        from executorch_openvino.generation import greedy
+
+        calls = []
+
+        def recorded(tokens, position):
+            calls.append(self.step(torch.tensor([tokens]), position))
+            return calls[-1]
+
+        # One token more than asked for is chosen, so that the last one asked for is fed.
+        chosen = greedy(recorded, prompt, start=start, call_tokens=None if one_call_prefill else 1)
+        return [token for token, _ in itertools.islice(chosen, new_tokens + 1)][:new_tokens], calls
 
 
 def teacher_forced(step, prompt: Sequence[int], tokens: Sequence[int]):

@@ -23,7 +23,8 @@ import sys
 import traceback
 from typing import List, Optional
 
-from ._common import USAGE_ERROR, CliError, cmake_config, cmake_prefix
+from .cmake_package import cmake_config, cmake_prefix
+from .user_errors import USAGE_ERROR, CliError
 from ._third_party_noise import known_messages_hidden
 
 PROG = "executorch-openvino"
@@ -46,11 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="show logs, warnings and tracebacks")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # A command is a module named after it (export_hf: export-hf) with its HELP, DESCRIPTION,
+    # add_arguments(parser) and main(args).
     for module in (doctor, export, export_hf, run, bench, generate, transcribe):
-        module.register(subparsers)
-    for command in subparsers.choices.values():  # -v after the command works too
+        name = module.__name__.rsplit(".", 1)[1].replace("_", "-")
+        command = subparsers.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
+        module.add_arguments(command)
+        command.set_defaults(func=module.main)
         command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                             help="show logs, warnings and tracebacks")
+                             help="show logs, warnings and tracebacks")  # after the command works too
     return parser
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from ._common import PACKAGE_DIR, cmake_config, cmake_prefix
+from .cmake_package import PACKAGE_DIR, cmake_config, cmake_prefix
 from ._third_party_noise import hidden
 
 CHECKS = {
@@ -50,12 +50,11 @@ class Result:
         return text
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "doctor",
-        help="check ExecuTorch, the OpenVINO runtime, the delegate library and the CMake package",
-        description="Checks the installation, one line per check. Exit status 0 when no check fails.",
-    )
+HELP = "check ExecuTorch, the OpenVINO runtime, the delegate library and the CMake package"
+DESCRIPTION = "Checks the installation, one line per check. Exit status 0 when no check fails."
+
+
+def add_arguments(parser) -> None:
     parser.add_argument(
         "--skip",
         action="append",
@@ -64,7 +63,6 @@ def register(subparsers) -> None:
         metavar="CHECK",
         help=f"do not count this check (repeatable): {', '.join(CHECKS)}",
     )
-    parser.set_defaults(func=main)
 
 
 def _one_line(message: str, default_fix: str) -> Tuple[str, str]:

@@ -7,19 +7,22 @@ import collections
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from ._common import CliError, dtype_text, model_from_factory, precision_word, say, shape_text, step, usage_error
+from .argument_types import precision_word
+from .dtypes import dtype_text, shape_text
+from .model_factory import model_from_factory
+from .progress import say, step
+from .user_errors import CliError, usage_error
 
 _NOT_OPERATORS = ("getitem", "executorch_call_delegate")
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "export",
-        help="export a PyTorch model, lower it to executorch_openvino and write a .pte",
-        description="Imports MODULE (a dotted module name or a path to a .py file), calls FACTORY(), "
-        "which returns an nn.Module or (module, example_inputs), exports it with torch.export, lowers "
-        "it with OpenvinoPartitioner and writes the .pte.",
-    )
+HELP = "export a PyTorch model, lower it to executorch_openvino and write a .pte"
+DESCRIPTION = ("Imports MODULE (a dotted module name or a path to a .py file), calls FACTORY(), "
+               "which returns an nn.Module or (module, example_inputs), exports it with torch.export, lowers "
+               "it with OpenvinoPartitioner and writes the .pte.")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("model", metavar="MODULE:FACTORY", help="e.g. mymodels:make_resnet or models.py:make")
     parser.add_argument("--out", "-o", required=True, type=Path, help="the .pte file to write")
     parser.add_argument("--device", default="CPU", help="OpenVINO device to compile for at load time (default CPU)")
@@ -45,7 +48,6 @@ def register(subparsers) -> None:
     parser.add_argument("--external-weights", metavar="NAME",
                         help="write the weights to NAME.ptd beside the .pte instead of into it (load the program "
                         "with that data file: run/generate --data)")
-    parser.set_defaults(func=main)
 
 
 def parse_compile_options(pairs: List[str]) -> Dict[str, object]:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import collections
 from pathlib import Path
 
-from ._common import CliError, positive, precision_word, say, step, usage_error
+from .argument_types import positive, precision_word
+from .progress import say, step
+from .user_errors import CliError, usage_error
 from .export import parse_compile_options
 
 # optimum-executorch's tasks (its task registry, 1.1.0).
@@ -18,15 +20,14 @@ WEIGHTS = ("int8", "int8_sym", "int4", "int4_asym")
 _NOT_OPERATORS = ("getitem", "alloc", "executorch_call_delegate")
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "export-hf",
-        help="export a Hugging Face model with optimum-executorch's openvino recipe",
-        description="Loads MODEL (a folder saved with save_pretrained, or a hub id) with optimum-executorch's "
-        "loader for TASK, lowers every method to executorch_openvino and writes OUT/model.pte (and model.ptd "
-        "with --external-weights). Needs pip install 'executorch-openvino[optimum]'. The same as "
-        "`optimum-cli export executorch --recipe openvino`, with the recipe's options as flags.",
-    )
+HELP = "export a Hugging Face model with optimum-executorch's openvino recipe"
+DESCRIPTION = ("Loads MODEL (a folder saved with save_pretrained, or a hub id) with optimum-executorch's "
+               "loader for TASK, lowers every method to executorch_openvino and writes OUT/model.pte (and model.ptd "
+               "with --external-weights). Needs pip install 'executorch-openvino[optimum]'. The same as "
+               "`optimum-cli export executorch --recipe openvino`, with the recipe's options as flags.")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="a folder saved with save_pretrained, or a hub id")
     parser.add_argument("--task", required=True, choices=TASKS, help="optimum-executorch's task")
     parser.add_argument("--out", "-o", required=True, type=Path, help="the folder to write model.pte to")
@@ -48,7 +49,6 @@ def register(subparsers) -> None:
                         help="embed a model compiled for DEVICE on this machine (repeatable)")
     parser.add_argument("--external-weights", action="store_true",
                         help="the weights go to model.ptd beside model.pte (load both: run/generate --data)")
-    parser.set_defaults(func=main)
 
 
 def recipe_options(args) -> dict:

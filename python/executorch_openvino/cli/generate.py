@@ -15,7 +15,10 @@ import resource
 import sys
 from pathlib import Path
 
-from ._common import CliError, options_applied, positive, say, usage_error
+from .argument_types import positive
+from .progress import say
+from .run_options import options_applied
+from .user_errors import CliError, usage_error
 from ._third_party_noise import native_stderr_filtered
 from .run import add_data_argument, add_option_argument
 
@@ -26,15 +29,14 @@ RUNNER_PROGRESS_LINE = re.compile(
     rb"llm_runner_helper|stats|util|regex|hf_tokenizer|tiktoken|sentencepiece)\.(cpp|h):\d+\] ")
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "generate",
-        help="generate text with a .pte language model through ExecuTorch's LLM runner",
-        description="Generates text with ExecuTorch's LLM runner (TextLLMRunner) from a .pte that carries "
-        "the runner's metadata (ExecuTorch's LLM export writes it; so does "
-        "executorch_openvino.llm.text_runner_metadata), then prints the time to the first token, "
-        "the prompt and generation speeds and the peak memory.",
-    )
+HELP = "generate text with a .pte language model through ExecuTorch's LLM runner"
+DESCRIPTION = ("Generates text with ExecuTorch's LLM runner (TextLLMRunner) from a .pte that carries "
+               "the runner's metadata (ExecuTorch's LLM export writes it; so does "
+               "executorch_openvino.llm.text_runner_metadata), then prints the time to the first token, "
+               "the prompt and generation speeds and the peak memory.")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--tokenizer", type=Path, required=True, metavar="FILE",
                         help="the tokenizer: tokenizer.json (Hugging Face), tokenizer.model (SentencePiece) "
@@ -63,7 +65,6 @@ def register(subparsers) -> None:
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
     add_option_argument(parser)
-    parser.set_defaults(func=main)
 
 
 def main(args) -> int:

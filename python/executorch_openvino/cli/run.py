@@ -6,19 +6,22 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ._common import (CliError, describe_model, dtype_text, load_inputs, loaded_models_since, method_input_specs,
-                      option_pair, options_applied, precision_pair, say, shape_text, usage_error)
+from .argument_types import option_pair, precision_pair
+from .dtypes import dtype_text, shape_text
+from .method_inputs import load_inputs, method_input_specs
+from .progress import say
+from .run_options import describe_model, loaded_models_since, options_applied
+from .user_errors import CliError, usage_error
 
 SHOWN_VALUES = 6
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "run",
-        help="run a .pte through executorch.runtime and print (or save) its outputs",
-        description="Runs one method of a .pte through executorch.runtime. Inputs come from .npy files "
-        "(one per input, in order) or are deterministic defaults of the declared shapes and dtypes.",
-    )
+HELP = "run a .pte through executorch.runtime and print (or save) its outputs"
+DESCRIPTION = ("Runs one method of a .pte through executorch.runtime. Inputs come from .npy files "
+               "(one per input, in order) or are deterministic defaults of the declared shapes and dtypes.")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--method", default="forward", help="the method to run (default forward)")
     parser.add_argument("--input", action="append", metavar="FILE.npy", help="an input (repeat for each, in order)")
@@ -26,7 +29,6 @@ def register(subparsers) -> None:
     parser.add_argument("--output-dir", type=Path, metavar="DIR",
                         help="write the outputs as DIR/output_<i>.npy and the inputs used as DIR/input_<i>.npy")
     add_option_argument(parser)
-    parser.set_defaults(func=main)
 
 
 def add_data_argument(parser) -> None:

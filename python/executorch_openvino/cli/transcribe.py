@@ -9,21 +9,22 @@ import time
 import wave
 from pathlib import Path
 
-from ._common import CliError, positive, say, step, usage_error
+from .argument_types import positive
+from .progress import say, step
+from .user_errors import CliError, usage_error
 
 # What a WAV file may hold: 8-, 16- or 32-bit integer PCM (the wave module reads no float WAV).
 _FULL_SCALE = {1: 128.0, 2: 32768.0, 4: 2147483648.0}
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "transcribe",
-        help="transcribe a WAV file with a Whisper program exported by optimum-executorch",
-        description="Loads DIR/model.pte (a Whisper program optimum-executorch exported with the openvino "
-        "recipe) with optimum's ExecuTorchModelForSpeechSeq2Seq, turns the audio into Whisper's features "
-        "with the checkpoint's processor and prints the transcript. Needs pip install "
-        "'executorch-openvino[optimum]'.",
-    )
+HELP = "transcribe a WAV file with a Whisper program exported by optimum-executorch"
+DESCRIPTION = ("Loads DIR/model.pte (a Whisper program optimum-executorch exported with the openvino "
+               "recipe) with optimum's ExecuTorchModelForSpeechSeq2Seq, turns the audio into Whisper's features "
+               "with the checkpoint's processor and prints the transcript. Needs pip install "
+               "'executorch-openvino[optimum]'.")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("program", type=Path, metavar="DIR", help="the folder holding model.pte")
     parser.add_argument("--processor", type=Path, metavar="MODEL_DIR",
                         help="the checkpoint's folder (its preprocessor_config.json and tokenizer); "
@@ -32,7 +33,6 @@ def register(subparsers) -> None:
                         help="mono or stereo integer PCM at the processor's sampling rate (16 kHz for Whisper)")
     parser.add_argument("--max-new-tokens", type=positive(int), metavar="N",
                         help="at most N tokens (default: as many as the decoder has positions for)")
-    parser.set_defaults(func=main)
 
 
 def read_wav(path: Path, sampling_rate: int):

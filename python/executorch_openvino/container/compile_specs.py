@@ -20,6 +20,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 
+from ..runtime.precision import PRECISIONS
+
 DEVICE = "device"
 COMPRESS_TO_FP16 = "compress_to_fp16"
 PRECOMPILE = "precompile"
@@ -29,8 +31,6 @@ WEIGHTS = "weights"
 # Weight-only compression of the IR (ir_passes/weight_compression.py): the word -> NNCF's mode.
 WEIGHT_MODES = {"int8": "INT8_ASYM", "int8_sym": "INT8_SYM", "int4": "INT4_SYM", "int4_asym": "INT4_ASYM"}
 DEFAULT_GROUP_SIZE = 128
-# The one-word choice between eager's fp32 results and OpenVINO's fastest precision for the device.
-PRECISIONS = ("exact", "fast")
 _HINT = "INFERENCE_PRECISION_HINT"
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 

@@ -9,7 +9,7 @@ from torch.export import ExportedProgram
 
 from . import constant_folding, dim_order, llm_custom_ops, quantize_ops
 from .ops import UnsupportedCase, rewrite_operators
-from .partition_graph import PartitionGraph, State, partition_graph
+from .partition_graph import ConsumedBuffer, PartitionGraph, partition_graph
 
 # In order: each pass rewrites the graph in place.
 PASSES = (
@@ -21,7 +21,7 @@ PASSES = (
     quantize_ops.spell_out_unpaired_quantization,
 )
 
-__all__ = ["PASSES", "PartitionGraph", "State", "UnsupportedCase", "prepare", "rewrite"]
+__all__ = ["PASSES", "ConsumedBuffer", "PartitionGraph", "UnsupportedCase", "prepare", "rewrite"]
 
 
 def rewrite(graph_module: torch.fx.GraphModule) -> torch.fx.GraphModule:

@@ -4,7 +4,7 @@ stored constants (so they land in the IR's weights), the delegate's call inputs 
 A partition without mutated buffers is the program's module() (its lifted weights back as constants
 of the graph). In one that mutates buffers (an LLM's KV caches, consumed by the partition: see
 partition/mutated_buffers.py), each such buffer stays a placeholder and its new value an output, so
-that ir_passes/state.py can make it an OpenVINO variable; it is described by a State.
+that ir_passes/buffer_variables.py can make it an OpenVINO variable; it is described by a ConsumedBuffer.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ..fx_graph import store_constant
 
 
 @dataclass(frozen=True)
-class State:
+class ConsumedBuffer:
     """A consumed buffer in the graph handed to the frontend."""
 
     name: str  # the buffer's fully qualified name: the OpenVINO variable id
@@ -33,21 +33,21 @@ class State:
 @dataclass
 class PartitionGraph:
     module: torch.fx.GraphModule
-    states: Tuple[State, ...] = ()
+    consumed_buffers: Tuple[ConsumedBuffer, ...] = ()
 
 
 def partition_graph(edge_program: ExportedProgram) -> PartitionGraph:
     """The partition's graph for the frontend (see the module's docstring)."""
     if not edge_program.graph_signature.buffers_to_mutate:
         return PartitionGraph(edge_program.module())
-    module, states = _inline_constants(edge_program)
-    return PartitionGraph(module, tuple(states))
+    module, consumed = _inline_constants(edge_program)
+    return PartitionGraph(module, tuple(consumed))
 
 
-def _inline_constants(edge_program: ExportedProgram) -> Tuple[torch.fx.GraphModule, List[State]]:
+def _inline_constants(edge_program: ExportedProgram) -> Tuple[torch.fx.GraphModule, List[ConsumedBuffer]]:
     """The program's graph with parameters, constants and unmutated buffers turned into stored
     constants, mutated buffers kept as placeholders and their new values as outputs; and those
-    buffers as States."""
+    buffers as ConsumedBuffers."""
     graph_module = copy.deepcopy(edge_program.graph_module)
     signature = edge_program.graph_signature
     mutated = set(signature.buffers_to_mutate.values())
@@ -66,13 +66,13 @@ def _inline_constants(edge_program: ExportedProgram) -> Tuple[torch.fx.GraphModu
 
     order = [node.name for node in graph_module.graph.nodes if node.op == "placeholder"]
     mutation_outputs = [spec.target for spec in signature.output_specs if spec.kind == OutputKind.BUFFER_MUTATION]
-    states = []
+    consumed = []
     for name, buffer in kept.items():
         # Non-persistent buffers live among the program's constants.
         initial = edge_program.state_dict.get(buffer, edge_program.constants.get(buffer))
-        states.append(State(buffer, order.index(name), mutation_outputs.index(buffer),
+        consumed.append(ConsumedBuffer(buffer, order.index(name), mutation_outputs.index(buffer),
                             None if not bool(initial.any()) else initial.detach().clone()))
-    return graph_module, states
+    return graph_module, consumed
 
 
 def _stored_value(edge_program: ExportedProgram, spec) -> torch.Tensor:

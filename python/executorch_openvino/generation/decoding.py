@@ -19,9 +19,10 @@ draft_schedule.py.
 
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, List, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -91,11 +92,34 @@ def prefill(model: TextModel, tokens: Sequence[int], start: int) -> np.ndarray:
     if start + len(tokens) > model.context:
         raise ValueError(f"the prompt ends at position {start + len(tokens)}, past the model's context of "
                          f"{model.context} positions")
-    last = None
-    for begin in range(0, len(tokens), model.max_call_tokens):
-        piece = list(tokens[begin : begin + model.max_call_tokens])
-        last = _rows(model.step(piece, start + begin), len(piece))[-1]
-    return last
+    return _rows(_feed(model.step, tokens, start, model.max_call_tokens), 1)[-1]
+
+
+def _feed(step: Step, tokens: Sequence[int], start: int, call_tokens: int):
+    """Feeds `tokens` from position `start` in calls of at most `call_tokens`; the last call's logits."""
+    for begin in range(0, len(tokens), call_tokens):
+        logits = step(list(tokens[begin : begin + call_tokens]), start + begin)
+    return logits
+
+
+def greedy(step: Step, prompt: Sequence[int], *, start: int = 0,
+           call_tokens: Optional[int] = None) -> Iterator[Tuple[int, Any]]:
+    """Greedy decoding, a token at a time: feeds `prompt` from position `start` (in calls of at most
+    `call_tokens` tokens; one call by default), then yields each token it chooses, the first of the
+    largest logits of the last position, with the logits it was chosen from (as `step` returned them,
+    a torch tensor stays one); asked for the next, it feeds that token at the next position and
+    chooses again. Take as many as wanted (itertools.islice): the last token taken is not fed, so the
+    model then holds start + len(prompt) + taken - 1 positions. Stopping at an end of sequence or at
+    the context is the caller's; generate() is the loop that does both, samples and drafts."""
+    if not prompt:
+        raise ValueError("the prompt is empty")
+    logits = _feed(step, prompt, start, call_tokens or len(prompt))
+    position = start + len(prompt)
+    while True:
+        token = int(np.argmax(_rows(logits, 1)[-1]))
+        yield token, logits
+        logits = step([token], position)
+        position += 1
 
 
 def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
@@ -215,13 +239,9 @@ class DraftModel:
             common += 1
         if common == len(history):  # a call needs one token at least: give the last one again
             common -= 1
-        logits = prefill(self.model, history[common:], common)
-        self._fed = list(history)
-        drafts = [int(np.argmax(logits))]
-        while len(drafts) < limit:
-            logits = _rows(self.model.step([drafts[-1]], len(self._fed)), 1)[-1]
-            self._fed.append(drafts[-1])
-            drafts.append(int(np.argmax(logits)))
+        chosen = greedy(self.model.step, history[common:], start=common, call_tokens=self.model.max_call_tokens)
+        drafts = [token for token, _ in itertools.islice(chosen, limit)]
+        self._fed = list(history) + drafts[:-1]
         return drafts
 
 

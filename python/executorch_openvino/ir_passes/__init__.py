@@ -4,8 +4,8 @@ bounded), and what the container records of it."""
 
 from __future__ import annotations
 
-from . import (encoder_caches, equal_inputs, grown_cache, index_bounds, int8_range_check, low_bit_weights,
-               passed_through, rotary, state, stored_weights, weight_compression)
+from . import (buffer_variables, encoder_caches, equal_inputs, grown_cache, index_bounds, int8_range_check,
+               low_bit_weights, passed_through, rotary, stored_weights, weight_compression)
 from .lowering import Lowering
 
 # In order: each pass rewrites lowering.model in place (and may note what the blob records).
@@ -15,7 +15,7 @@ PASSES = (
     weight_compression.compress_weights,  # the partitioner's weights=: NNCF on the IR
     passed_through.copy_passed_through_inputs,
     equal_inputs.share_equal_inputs,  # while the IR's inputs are still the partition's
-    state.make_stateful,  # consumed buffers as OpenVINO variables
+    buffer_variables.make_stateful,  # consumed buffers as OpenVINO variables
     grown_cache.grow_caches,  # static KV caches into the growing form the CPU plugin fuses
     encoder_caches.reuse_encoder_caches,  # caches of an encoder's output computed when it changes
     rotary.fuse_rotary,  # after the caches took their final form: it follows keys through them

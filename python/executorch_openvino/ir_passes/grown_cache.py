@@ -165,7 +165,7 @@ def _position_parameters(model, positions) -> list:
 def grow_caches(lowering: Lowering) -> None:
     """Rewrites, in place, each static cache of the model (made stateful) that it can into a growing
     one, unless the partitioner was asked to keep them static (grow_caches=False)."""
-    if not lowering.states or not lowering.options.grow_caches:
+    if not lowering.consumed_buffers or not lowering.options.grow_caches:
         return
     model = lowering.model
     import openvino as ov

@@ -10,14 +10,14 @@ from torch.export import ExportedProgram
 
 from ..container.blob import InputArguments, InputBound
 from ..container.compile_specs import ExportOptions
-from ..fx_passes import State
+from ..fx_passes import ConsumedBuffer
 
 
 @dataclass
 class Lowering:
     model: Any  # the ov.Model, rewritten in place
     program: ExportedProgram  # the partition (its placeholders and their meta)
-    states: Tuple[State, ...] = ()  # buffers that become OpenVINO variables
+    consumed_buffers: Tuple[ConsumedBuffer, ...] = ()  # buffers that become OpenVINO variables
     options: ExportOptions = ExportOptions()
     arguments: Optional[InputArguments] = None  # which call inputs the IR reads (None: all of them)
     bounds: Tuple[InputBound, ...] = ()  # the values each input may hold, checked at run time

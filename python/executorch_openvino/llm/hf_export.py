@@ -6,7 +6,7 @@ tensors again, so torch.export (2.13, transformers 4.57) sees them a second time
 program then fails to decompose ("expected compiled_fn to be GraphModule": two inputs alias), and
 the cache's update is not a buffer mutation. Here the cache's layers are pointed at the module's
 own buffers at the start of every call, so each cache is one buffer whose mutation export records;
-the delegate then keeps it inside OpenVINO as state (ir_passes/state.py).
+the delegate then keeps it inside OpenVINO as state (ir_passes/buffer_variables.py).
 
     exported = export_causal_lm(model, max_cache_len=256)           # prompts of 1..255 tokens
     program = to_edge_transform_and_lower(exported, partitioner=[OpenvinoPartitioner()])

@@ -1,5 +1,5 @@
 """Buffers a partition mutates (an LLM's KV caches), consumed by it so that they live in OpenVINO as
-state (ir_passes/state.py): ExecuTorch then neither passes them in nor copies them back."""
+state (ir_passes/buffer_variables.py): ExecuTorch then neither passes them in nor copies them back."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ through its C entry point, since ExecuTorch's Python bindings cannot pass backen
 environment (EXECUTORCH_OPENVINO_<KEY>, e.g. EXECUTORCH_OPENVINO_DEVICE=GPU), then the program's
 compile specs.
 
-Keys (the library's list: executorch_openvino.library.load().option_keys()):
+Keys (the library's list: executorch_openvino.runtime.library.load().option_keys()):
   device               any OpenVINO device string: CPU, GPU, GPU.1, NPU, AUTO, HETERO:GPU,CPU
   performance_hint     LATENCY (default), THROUGHPUT, CUMULATIVE_THROUGHPUT
   num_threads          INFERENCE_NUM_THREADS; 0 lets OpenVINO decide

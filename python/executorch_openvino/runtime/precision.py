@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+# The one-word choice between eager's fp32 results and OpenVINO's fastest precision for the device
+# (compile_specs' precision, set_options(precision=...), the command line's --precision).
+PRECISIONS = ("exact", "fast")
 # OpenVINO's element type names as its Python API prints them -> INFERENCE_PRECISION_HINT's spelling.
 _HINT_SPELLING = {"float32": "f32", "f32": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16", "float16": "f16"}
 

@@ -21,7 +21,7 @@ import torch
 
 import executorch_openvino
 from executorch_openvino import cli
-from executorch_openvino.cli import _common, doctor
+from executorch_openvino.cli import cmake_package, doctor
 from executorch_openvino.runtime.precision import default_precision
 from lowering import assert_matches
 
@@ -186,14 +186,14 @@ def test_run_applies_options_to_the_programs_it_loads_and_only_to_them(exported,
 
 
 def test_precision_is_a_flag_of_export_and_of_the_commands_that_load(models_file, tmp_path, capsys):
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch_openvino.container import delegate_blobs
 
     out = tmp_path / "fast.pte"
     assert cli.main(["export", f"{models_file}:make", "--out", str(out), "--example-input", "1,3,8,8:float32",
                      "--precision", "FAST"]) == 0
-    program = deserialize_pte_binary(out.read_bytes()).program
-    specs = {spec.key: bytes(spec.value).decode() for delegate in program.execution_plan[0].delegates
-             for spec in delegate.compile_specs}
+    found = delegate_blobs(out)
+    assert found
+    specs = {spec.key: bytes(spec.value).decode() for ours in found for spec in ours.delegate.compile_specs}
     assert specs["precision"] == "fast" and "INFERENCE_PRECISION_HINT" not in specs, specs
     capsys.readouterr()
     assert cli.main(["run", str(out)]) == 0
@@ -241,7 +241,7 @@ def test_doctor_in_the_source_tree_says_it_is_one_and_passes(capsys):
 
     status = cli.main(["doctor"])
     printed = capsys.readouterr().out
-    if _common.cmake_config().is_file():  # an installed wheel
+    if cmake_package.cmake_config().is_file():  # an installed wheel
         assert status == 0 and re.search(r"^OK +CMake package", printed, re.M)
     else:  # this checkout (PYTHONPATH=python): what it is, not a failure
         assert status == 0, printed

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from executorch_openvino import cli
-from executorch_openvino.cli import _common
+from executorch_openvino.cli import user_errors
 from executorch_openvino.cli.transcribe import read_wav
 
 
@@ -38,7 +38,7 @@ def test_stereo_is_averaged_frame_by_frame(tmp_path):
 
 def test_another_rate_is_refused_with_the_conversion_not_resampled(tmp_path):
     _write(tmp_path / "cd.wav", np.zeros(10, dtype="<i2"), rate=44100)
-    with pytest.raises(_common.CliError, match=r"sampled at 44100 Hz; the model's processor expects 16000 Hz "
+    with pytest.raises(user_errors.CliError, match=r"sampled at 44100 Hz; the model's processor expects 16000 Hz "
                                                r"\(convert it first, e.g. ffmpeg -i .*cd.wav -ar 16000 -ac 1 out.wav\)"):
         read_wav(tmp_path / "cd.wav", 16000)
 
@@ -53,11 +53,11 @@ def test_a_file_that_is_no_audio_is_refused_naming_it(tmp_path, content, message
         _write(path, np.zeros(0, dtype="<i2"))
     else:
         path.write_bytes(content)
-    with pytest.raises(_common.CliError, match=message) as raised:
+    with pytest.raises(user_errors.CliError, match=message) as raised:
         read_wav(path, 16000)
-    assert raised.value.code == _common.USAGE_ERROR
+    assert raised.value.code == user_errors.USAGE_ERROR
 
 
 def test_a_folder_without_a_program_is_a_usage_error_before_anything_loads(tmp_path, capsys):
-    assert cli.main(["transcribe", str(tmp_path), "--audio", str(tmp_path / "a.wav")]) == _common.USAGE_ERROR
+    assert cli.main(["transcribe", str(tmp_path), "--audio", str(tmp_path / "a.wav")]) == user_errors.USAGE_ERROR
     assert "no model.pte" in capsys.readouterr().err

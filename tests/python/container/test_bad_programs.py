@@ -7,17 +7,17 @@ import pytest
 import torch
 
 import executorch_openvino
-from executorch_openvino.container import blob
+from executorch_openvino.container import blob, delegate_blobs
 from lowering import load_forward, small_net_program
 
 
 @pytest.fixture(scope="module")
 def program():
     model, x, pte = small_net_program(seed=8)
-    start = pte.find(blob.MAGIC)
-    assert start >= 0 and pte.find(blob.MAGIC, start + 1) < 0, "expected exactly one delegate blob"
-    parsed = blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")])
-    return model, x, pte, start, parsed
+    (ours,) = delegate_blobs(pte)
+    start = pte.find(ours.data)  # where the blob lies in the file, to damage it there
+    assert start >= 0
+    return model, x, pte, start, ours.parsed
 
 
 def _places(start: int, parsed) -> dict:

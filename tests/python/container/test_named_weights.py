@@ -12,7 +12,7 @@ from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
 
 import executorch_openvino
-from executorch_openvino.container import blob, named_weights
+from executorch_openvino.container import blob, delegate_blobs, named_weights
 from lowering import SmallNet, load_forward
 
 
@@ -34,9 +34,8 @@ def _program(model, x, **options):
 
 
 def _blob_of(pte: bytes) -> blob.ParsedBlob:
-    start = pte.find(blob.MAGIC)
-    assert start >= 0 and pte.find(blob.MAGIC, start + 1) < 0, "expected exactly one delegate blob"
-    return blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")])
+    (ours,) = delegate_blobs(pte)
+    return ours.parsed
 
 
 def _write(program, folder: Path) -> tuple:

@@ -2,7 +2,7 @@
 the form OpenVINO's CPU plugin runs as one fused attention-with-cache kernel; and what the runtime
 library does around it (src/delegate/compiled_method.cpp): position 0 starts a new conversation,
 and a call past the conversation is refused with a reason, never computed wrong.
-The exports are ir_passes/test_state.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
+The exports are ir_passes/test_buffer_variables.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def test_a_call_off_the_conversation_is_refused_and_the_conversation_goes_on_unh
 
 def test_the_static_form_is_kept_when_the_cache_is_written_another_way():
     """ExecuTorch's llama::update_cache, spelled out in ATen, writes the cache in another pattern:
-    it stays static, and correct (ir_passes/test_state.py covers its results)."""
+    it stays static, and correct (ir_passes/test_buffer_variables.py covers its results)."""
     ir = lowered("custom_ops").ir
     assert all(v.get_info().data_shape.is_static for v in ir.get_variables())
     assert not [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]

@@ -13,7 +13,7 @@ from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
 
 import executorch_openvino
-from executorch_openvino.container import blob
+from executorch_openvino.container import delegate_blobs
 from executorch_openvino.fx_graph import op_name
 from executorch_openvino.runtime.errors import DelegateError
 from llm_models import CONTEXT, et_llama, export_et_llama, method_step
@@ -24,8 +24,8 @@ VOCAB = 128  # llm_models.et_llama's
 
 
 def _bounds_of(pte: bytes) -> tuple:
-    start = pte.find(blob.MAGIC)
-    return blob.parse_blob(pte[start:start + int.from_bytes(pte[start + 16:start + 24], "little")]).input_bounds
+    (ours,) = delegate_blobs(pte)
+    return ours.parsed.input_bounds
 
 
 def _eager_refuses(call) -> bool:

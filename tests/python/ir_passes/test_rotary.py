@@ -2,7 +2,7 @@
 ir_passes/rotary.py): ExecuTorch's neighbour-pair rotation of queries and keys becomes one RoPE kernel
 each, with the projections' weights permuted; results stay those of the unrewritten program, and a
 rotation the permutation would show through (read outside attention) is kept as it is. Greedy ids
-equal to eager over 64 steps with the rewrite in place are ir_passes/test_state.py's."""
+equal to eager over 64 steps with the rewrite in place are ir_passes/test_buffer_variables.py's."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from executorch.examples.models.llama.rope import apply_rotary_emb, precompute_f
 from executorch.exir import to_edge_transform_and_lower
 from executorch_openvino import ir_passes
 from executorch_openvino.ir_passes import rotary
-from llm_models import last_token_logits, method_step, teacher_forced
+from llm_models import Conversation, method_step, teacher_forced
 from lowering import blob_ir, delegate_calls, load_forward
 from llm_lowering import PROMPT, load, lowered
 
@@ -39,7 +39,7 @@ def test_each_query_and_key_rotation_is_one_fused_kernel(variant):
 
 def _two_lowerings(monkeypatch):
     """The dynamic-prompt Llama lowered with the rewrite and without it (fresh lowerings: the cached
-    ones of ir_passes/test_state.py were made with it)."""
+    ones of ir_passes/test_buffer_variables.py were made with it)."""
     from llm_models import et_llama, export_et_llama
 
     model = et_llama(True, seed=3)
@@ -63,9 +63,7 @@ def test_results_equal_the_program_without_the_rewrite(monkeypatch):
     assert runtime_layers(programs["rewritten"][0], "RoPE") == 4
     steps = {label: method_step(load(pte)) for label, (_, pte) in programs.items()}
     reference = method_step(load(programs["as exported"][1]))  # chooses the tokens both are fed
-    tokens = [int(last_token_logits(reference(torch.tensor([PROMPT]), 0)).argmax())]
-    for position in range(len(PROMPT), len(PROMPT) + 20):
-        tokens.append(int(last_token_logits(reference(torch.tensor([[tokens[-1]]]), position)).argmax()))
+    tokens, _ = Conversation(reference).generate(PROMPT, 21)
     got, expected = (teacher_forced(steps[label], PROMPT, tokens) for label in ("rewritten", "as exported"))
     for g, e in zip(got, expected):
         torch.testing.assert_close(g, e, rtol=0, atol=1e-5)

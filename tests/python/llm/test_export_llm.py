@@ -72,15 +72,11 @@ def exported(request, export_of):
 
 def _ir_of(pte: bytes):
     """(the IR of the forward method's one delegate call, which must be ours, the method's inputs)."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
+    from executorch_openvino.container import delegate_blobs
 
-    from executorch_openvino import BACKEND_ID
-
-    program = deserialize_pte_binary(pte).program
-    (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
-    (delegate,) = plan.delegates
-    assert delegate.id == BACKEND_ID
-    return blob_ir(bytes(program.backend_delegate_data[delegate.processed.index].data)), list(plan.inputs)
+    (ours,) = delegate_blobs(pte, method="forward")
+    assert len(ours.plan.delegates) == 1  # no other backend's call beside it
+    return blob_ir(ours.data), list(ours.plan.inputs)
 
 
 def test_export_llm_lowers_to_one_call_of_ours_with_the_caches_in_state(exported):
@@ -167,18 +163,13 @@ def test_export_llms_compressed_weights_compute_as_the_compressed_model(quantiza
 def test_export_llms_foundation_weights_file_puts_our_weights_beside_the_program(tmp_path, library_path):
     """export.foundation_weights_file=NAME (ExecuTorch's option for a separate weights file) writes the
     delegate's weights to NAME.ptd; the runner, given it as its data path, generates eager's text."""
-    from executorch.exir._serialize._program import deserialize_pte_binary
-
-    from executorch_openvino import BACKEND_ID
-    from executorch_openvino.container.blob import parse_blob
+    from executorch_openvino.container import delegate_blobs
 
     model, tokenizer, folder = _export(tmp_path, "fp32", "export.foundation_weights_file=weights")
     pte, ptd = folder / "model.pte", folder / "weights.ptd"
-    program = deserialize_pte_binary(pte.read_bytes()).program
-    (plan,) = [plan for plan in program.execution_plan if plan.name == "forward"]
-    (delegate,) = plan.delegates
-    assert delegate.id == BACKEND_ID
-    named = parse_blob(bytes(program.backend_delegate_data[delegate.processed.index].data)).named_weights
+    (ours,) = delegate_blobs(pte, method="forward")
+    assert len(ours.plan.delegates) == 1
+    named = ours.parsed.named_weights
     assert named is not None and ptd.stat().st_size > named.size > pte.stat().st_size
     text, _ = run_text_runner(folder, PROMPT, data=ptd, max_new_tokens=NEW_TOKENS)
     assert text == eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)

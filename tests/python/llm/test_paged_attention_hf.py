@@ -18,7 +18,7 @@ from executorch.runtime import Runtime
 from executorch_openvino.llm.hf_export import export_causal_lm, static_cache_decoder
 from executorch_openvino.runtime.errors import DelegateError
 from llm_lowering import PROMPT, attentions, load, lowered
-from llm_models import CONTEXT, hf_llama, hf_method_step, hf_step, last_token_logits
+from llm_models import CONTEXT, Conversation, hf_llama, hf_method_step, hf_step
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,14 +38,13 @@ def test_a_hugging_face_program_runs_paged_and_equals_transformers(paged):
     method = load(lowered("hf_static_cache").pte)
     assert "paged" in attentions()
     ours = hf_method_step(method)
-    sequence = list(PROMPT)
-    logits = ours(torch.tensor([sequence]), 0)[0]
-    torch.testing.assert_close(logits, _transformers(sequence), rtol=1e-4, atol=1e-5)
-    for step in range(40):
-        sequence.append(int(last_token_logits(logits[None]).argmax()))
-        logits = ours(torch.tensor([sequence[-1:]]), len(sequence) - 1)[0]
-        torch.testing.assert_close(logits, _transformers(sequence)[-1:], rtol=1e-4, atol=1e-5, msg=f"step {step}")
-    assert len(set(sequence[len(PROMPT):])) > 1
+    generated, calls = Conversation(ours).generate(PROMPT, 40)
+    sequence = list(PROMPT) + generated
+    torch.testing.assert_close(calls[0][0], _transformers(PROMPT), rtol=1e-4, atol=1e-5)
+    for step, logits in enumerate(calls[1:]):
+        expected = _transformers(sequence[:len(PROMPT) + step + 1])[-1:]
+        torch.testing.assert_close(logits[0], expected, rtol=1e-4, atol=1e-5, msg=f"step {step}")
+    assert len(set(generated)) > 1
     for back, tokens in ((20, [1]), (3, [9, 8, 7])):
         sequence = sequence[:back] + tokens
         got = ours(torch.tensor([tokens]), back)[0]

@@ -2,7 +2,7 @@
 ExecuTorch's Llama slices a mask of its own per layer with a position of its own per layer, outside
 the delegate, with the prompt length; the IR reads the first of each, the length from the tokens'
 shape, and the blob says which of the call's inputs the IR takes. That the Llama's greedy ids still
-equal eager over 64 steps with this in place is ir_passes/test_state.py's."""
+equal eager over 64 steps with this in place is ir_passes/test_buffer_variables.py's."""
 
 from __future__ import annotations
 

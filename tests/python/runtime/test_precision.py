@@ -145,9 +145,3 @@ def test_a_bad_precision_is_refused_at_load_naming_the_two_words():
     with pytest.raises(executorch_openvino.OptionError, match=r"option 'precision' = 'quick': expected exact"):
         executorch_openvino.set_options(precision="quick")
     assert executorch_openvino.get_options()["precision"] is None
-
-
-def test_the_command_lines_word_list_is_the_exporters():
-    from executorch_openvino.cli import _common
-
-    assert _common.PRECISIONS == compile_specs.PRECISIONS

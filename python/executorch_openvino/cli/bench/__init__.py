@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from . import backends
-from .._common import (CliError, describe_model, model_from_factory, option_pair, options_applied, positive, say,
-                      step, usage_error)
+from ..argument_types import option_pair, positive
+from ..model_factory import model_from_factory
+from ..progress import say, step
+from ..run_options import describe_model, options_applied
+from ..user_errors import CliError, usage_error
 from ..run import add_data_argument, add_option_argument, load_method_inputs
 
 # (report, rounds, xnnpack_cache and ../_third_party_noise are imported when bench
@@ -38,16 +41,15 @@ def _backend_list(text: str) -> List[str]:
     return names
 
 
-def register(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "bench",
-        help="time a .pte against native OpenVINO on the same IR (and XNNPACK and eager, given the model)",
-        description="Times a .pte's method through executorch.runtime, native OpenVINO running the same IR with "
-        "the same properties, and with --model the model lowered to XNNPACK and in eager PyTorch. The backends "
-        "take turns in interleaved rounds (each round starts with the next one), so the machine's load reaches "
-        "all alike; each row gives the ratio of the whole run and the range of the per-round ratios. Every "
-        "backend's outputs are compared with eager PyTorch's (without --model: with executorch_openvino's).",
-    )
+HELP = "time a .pte against native OpenVINO on the same IR (and XNNPACK and eager, given the model)"
+DESCRIPTION = ("Times a .pte's method through executorch.runtime, native OpenVINO running the same IR with "
+               "the same properties, and with --model the model lowered to XNNPACK and in eager PyTorch. The backends "
+               "take turns in interleaved rounds (each round starts with the next one), so the machine's load reaches "
+               "all alike; each row gives the ratio of the whole run and the range of the per-round ratios. Every "
+               "backend's outputs are compared with eager PyTorch's (without --model: with executorch_openvino's).")
+
+
+def add_arguments(parser) -> None:
     parser.add_argument("pte", type=Path, metavar="MODEL.pte")
     parser.add_argument("--method", default="forward", help="the method to time (default forward)")
     add_data_argument(parser)
@@ -80,7 +82,6 @@ def register(subparsers) -> None:
     parser.add_argument("--json", type=Path, metavar="FILE.json", help="also write every figure as JSON")
     parser.add_argument("--csv", type=Path, metavar="FILE.csv", help="also write one row per backend as CSV")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw a bar chart (needs matplotlib)")
-    parser.set_defaults(func=main)
 
 
 def option_pair_value(key: str):

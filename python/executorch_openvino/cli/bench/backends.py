@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
 from .rounds import ConcurrentRunner, Runner, SequentialRunner, Slice
-from .._common import loaded_models_since
+from ..run_options import loaded_models_since
 
 OURS, FAST, NATIVE, XNNPACK, EAGER = "ours", "fast", "native", "xnnpack", "eager"
 LABELS = {
@@ -257,7 +257,7 @@ def xnnpack(program_bytes: bytes, method: str, inputs: list, requests: int) -> B
 
     if "XnnpackBackend" not in Runtime.get().backend_registry.registered_backend_names:
         return unavailable(XNNPACK, "this ExecuTorch runtime has no XnnpackBackend")
-    # (A method keeps its program alive: executorch_openvino.errors wraps load_method to do so.)
+    # (A method keeps its program alive: executorch_openvino.runtime.errors wraps load_method to do so.)
     methods = [Runtime.get().load_program(program_bytes).load_method(method) for _ in range(requests)]
     calls = [lambda m=m: m.execute(inputs) for m in methods]
     return Backend(XNNPACK, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), requests=requests)

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Optional, Tuple
 
-from .._common import step
+from ..progress import step
 
 _FORMAT = "xnnpack-pte-1"  # change when what goes into the key or the file changes
 

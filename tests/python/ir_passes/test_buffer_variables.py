@@ -1,4 +1,4 @@
-"""KV caches kept inside OpenVINO as state (partition/mutated_buffers.py, ir_passes/state.py), on
+"""KV caches kept inside OpenVINO as state (partition/mutated_buffers.py, ir_passes/buffer_variables.py), on
 ExecuTorch's own Llama with random weights, exported three ways: with a dynamic prompt length
 (enable_dynamic_shape), one token per call, and with ExecuTorch's LLM custom ops (llama::update_cache
 and llama::custom_sdpa, fx_passes/llm_custom_ops.py); and a transformers LlamaForCausalLM with a static cache
@@ -18,8 +18,9 @@ import torch
 import executorch_openvino
 from executorch.exir import to_edge_transform_and_lower
 from executorch.runtime import Runtime
+from executorch_openvino.generation import greedy
 from executorch_openvino.ir_passes.grown_cache import GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE
-from llm_models import (Conversation, eager_step, et_llama, export_et_llama, last_token_logits, method_step)
+from llm_models import Conversation, eager_step, et_llama, export_et_llama, method_step
 from llm_lowering import PROMPT, STEPS, VARIANTS, eager_of, load, lowered, ours_of, steps
 from lowering import compiled_model_counts
 
@@ -93,17 +94,23 @@ def test_position_zero_starts_a_new_conversation(variant):
 
 
 def _two_conversations_interleaved(model, methods, steps: int) -> None:
-    """Two greedy conversations, one per method, step by step in turn, each against its own eager copy."""
-    eager = [eager_step(copy.deepcopy(model)), eager_step(copy.deepcopy(model))]
-    ours = [method_step(method) for method in methods]
-    tokens = [torch.tensor([PROMPT]), torch.tensor([[100, 1, 2]])]
-    positions = [0, 0]
+    """Two greedy conversations, one per method, a call of each in turn, every call against its own
+    eager copy's (whose logits choose the tokens both are fed)."""
+
+    def checked(ours, eager):
+        def step(tokens, position):
+            tokens = torch.tensor([tokens])
+            expected = eager(tokens, position)
+            torch.testing.assert_close(ours(tokens, position), expected, rtol=1e-4, atol=1e-5)
+            return expected
+
+        return step
+
+    conversations = [greedy(checked(method_step(method), eager_step(copy.deepcopy(model))), prompt)
+                     for method, prompt in zip(methods, (PROMPT, [100, 1, 2]))]
     for _ in range(steps):
-        for i in range(2):
-            expected = eager[i](tokens[i], positions[i])
-            torch.testing.assert_close(ours[i](tokens[i], positions[i]), expected, rtol=1e-4, atol=1e-5)
-            positions[i] += tokens[i].shape[1]
-            tokens[i] = last_token_logits(expected).argmax(-1).view(1, 1)
+        for conversation in conversations:
+            next(conversation)  # one call: the prompt's, then a token's
 
 
 def test_two_conversations_in_two_programs_at_once():
