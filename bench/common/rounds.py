@@ -29,6 +29,6 @@ def time_calls(call: Callable[[], object], calls: int, warmup: int = 0) -> List[
     """Milliseconds of each of `calls` calls, each timed alone (perf_counter), after `warmup` untimed
     ones: the timed loop of the package's `bench` command, so that the benchmarks and the command time
     a call alike (the package's python/ must be on sys.path)."""
-    from executorch_openvino.cli._common import time_calls as package_time_calls
+    from executorch_openvino.benchmark import time_calls as package_time_calls
 
     return package_time_calls(call, calls, warmup)

@@ -108,7 +108,7 @@ def write_native(folder: Path, run: ModelRun) -> None:
     """model.xml / model.bin from ours.pte's delegate blob, and how native OpenVINO is to run them."""
     from executorch_openvino.container import compile_specs
     from executorch_openvino.container.blob import parse_blob
-    from executorch_openvino.cli.bench.backends import single_partition
+    from executorch_openvino.benchmark.backends import single_partition
 
     found = single_partition((folder / "ours.pte").read_bytes(), "forward")
     if isinstance(found, str):

@@ -1,12 +1,11 @@
 """Helpers the subcommands share: user errors, MODULE:FACTORY loading, example inputs, dtypes,
-the inputs of a program's method, timing and the CMake prefix."""
+the inputs of a program's method and the CMake prefix (timing: executorch_openvino.benchmark)."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
 import importlib.util
-import math
 import sys
 import time
 from contextlib import contextmanager
@@ -356,25 +355,3 @@ def model_from_factory(spec: str, example_inputs: Optional[Sequence[str]] = None
             note = "example inputs from --example-input"
         inputs = tuple(parse_example_input(text, i) for i, text in enumerate(example_inputs))
     return made.eval(), inputs, note
-
-
-# --- timing --------------------------------------------------------------------------------------
-
-
-def time_calls(call, iterations: int, warmup: int) -> List[float]:
-    """Milliseconds of each of `iterations` calls, after `warmup` untimed ones."""
-    for _ in range(warmup):
-        call()
-    times = []
-    for _ in range(iterations):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1e3)
-    return times
-
-
-def percentile(values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile."""
-    ordered = sorted(values)
-    rank = max(1, math.ceil(fraction * len(ordered)))
-    return ordered[rank - 1]

@@ -1,12 +1,12 @@
-"""bench's measurement: the backends take turns in rounds, so a change in the machine's load
-during the run reaches every backend alike. The order rotates from round to round and is reversed
-every other round, so no backend always follows the same one; each turn starts with one untimed
-call, which absorbs the switch (caches, and the previous library's threads still spinning).
+"""Interleaved rounds: the variants take turns, so a change in the machine's load during the run
+reaches every variant alike. The order rotates from round to round and is reversed every other
+round, so no variant always follows the same one; each turn starts with one untimed call, which
+absorbs the switch (caches, and the previous library's threads still spinning).
 
-A backend is timed through a Runner: `run(calls, seconds)` makes that many calls (or calls until
-that many seconds have passed) and returns a Slice. In latency mode a runner makes one call at a
-time; in throughput mode it keeps several requests in flight (`ConcurrentRunner`, or OpenVINO's
-own asynchronous queue in backends.py).
+A variant is timed through a Runner: `run(calls, seconds)` makes that many calls (or calls until that
+many seconds have passed) and returns a Slice. SequentialRunner makes one call at a time;
+ConcurrentRunner keeps several in flight (a thread per request); a Runner of one's own can drive
+anything else (a C++ process, OpenVINO's asynchronous queue).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 @dataclass
 class Slice:
-    """One backend's share of one round."""
+    """One variant's share of one round."""
 
     calls: int
     seconds: float  # wall time from the first call's start to the last call's end
@@ -107,7 +107,7 @@ class ConcurrentRunner(Runner):
 
 @dataclass
 class Rounds:
-    """What the rounds did: each round's order and each backend's slices, in round order."""
+    """What the rounds did: each round's order and each variant's slices, in round order."""
 
     order: List[List[str]] = field(default_factory=list)
     slices: Dict[str, List[Slice]] = field(default_factory=dict)
@@ -121,6 +121,8 @@ def split_calls(total: int, rounds: int) -> List[int]:
 
 def round_order(keys: Sequence[str], r: int) -> List[str]:
     """Round r's order: rotated by r, reversed in odd rounds."""
+    if not keys:
+        return []
     shift = r % len(keys)
     order = list(keys[shift:]) + list(keys[:shift])
     return order[::-1] if r % 2 else order
@@ -128,11 +130,11 @@ def round_order(keys: Sequence[str], r: int) -> List[str]:
 
 def interleaved(runners: Dict[str, Runner], rounds: int, *, calls: Optional[int] = None,
                 seconds: Optional[float] = None, warmup: int = 0, settle_calls: int = 1) -> Rounds:
-    """Times every runner in `rounds` rounds. Each backend makes `calls` timed calls in all, or
-    is timed for `seconds` in all, an equal share per round. `warmup` untimed calls per backend
-    come first; each turn starts with `settle_calls` untimed ones."""
+    """Times every runner in `rounds` rounds. Each variant makes `calls` timed calls in all, or is
+    timed for `seconds` in all, an equal share per round. `warmup` untimed calls per variant come
+    first; each turn starts with `settle_calls` untimed ones."""
     if (calls is None) == (seconds is None):
-        raise ValueError("give the calls or the seconds per backend, not both")
+        raise ValueError("give the calls or the seconds per variant, not both")
     keys = list(runners)
     for key in keys:
         if warmup:
@@ -147,3 +149,10 @@ def interleaved(runners: Dict[str, Runner], rounds: int, *, calls: Optional[int]
                 runners[key].run(settle_calls, None)
             result.slices[key].append(runners[key].run(shares[r], seconds / rounds if seconds is not None else None))
     return result
+
+
+def time_calls(call: Callable[[], object], calls: int, warmup: int = 0) -> List[float]:
+    """Milliseconds of each of `calls` calls, each timed alone, after `warmup` untimed ones."""
+    for _ in range(warmup):
+        call()
+    return SequentialRunner(call).run(calls, None).latencies_ms

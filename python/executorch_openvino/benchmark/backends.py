@@ -1,11 +1,12 @@
-"""bench's backends, each made ready to be timed: ours through executorch.runtime, native OpenVINO
-on the same IR with the properties ours compiled with, XNNPACK and eager PyTorch (given the model).
+"""The runtimes `executorch-openvino bench` compares, each made ready to be timed: ours through
+executorch.runtime, native OpenVINO on the same IR with the properties ours compiled with, any other
+program through executorch.runtime (XNNPACK, ExecuTorch's kernels) and eager PyTorch.
 
-Each one is a Backend: a Runner for rounds.py, a function returning the outputs of one call,
-and the OpenVINO properties it compiled with where it has any. In throughput mode every backend
-keeps `requests` calls in flight: ours and XNNPACK with one program per request (a program shares
-its memory arenas between its methods, so two calls of one program must not overlap), native
-OpenVINO with its AsyncInferQueue, eager PyTorch with one thread per request.
+Each one is a Backend: a Runner for rounds.py, a function returning the outputs of one call, and the
+OpenVINO properties it compiled with where it has any. With several requests every backend keeps that
+many calls in flight: programs with one program per request (a program shares its memory arenas
+between its methods, so two calls of one program must not overlap), native OpenVINO with its
+AsyncInferQueue, eager PyTorch with one thread per request.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Union
 
 from .rounds import ConcurrentRunner, Runner, SequentialRunner, Slice
-from .._common import loaded_models_since
 
 OURS, FAST, NATIVE, XNNPACK, EAGER = "ours", "fast", "native", "xnnpack", "eager"
 LABELS = {
@@ -43,7 +43,7 @@ class Backend:
 
     @property
     def label(self) -> str:
-        return LABELS[self.key]
+        return LABELS.get(self.key, self.key)
 
 
 def unavailable(key: str, why: str) -> Backend:
@@ -51,11 +51,11 @@ def unavailable(key: str, why: str) -> Backend:
 
 
 def _arrays(values: Sequence) -> Dict[int, object]:
+    """Method output index -> numpy array, for the tensors among `values` (bf16, which numpy lacks, as f32)."""
     import torch
 
-    from ..run import to_numpy
-
-    return {i: to_numpy(value) for i, value in enumerate(values) if isinstance(value, torch.Tensor)}
+    return {i: (value.detach().float() if value.dtype == torch.bfloat16 else value.detach()).numpy()
+            for i, value in enumerate(values) if isinstance(value, torch.Tensor)}
 
 
 def _runner(calls: List[Callable[[], object]]) -> Runner:
@@ -73,7 +73,7 @@ def ours(pte: Path, method: str, inputs: list, requests: Optional[int], data: Op
 
     before = executorch_openvino.compiled_models()
     methods = [Runtime.get().load_program(pte, data_path=data).load_method(method)]
-    models = loaded_models_since(before)
+    models = [model for model in executorch_openvino.compiled_models() if model not in before]  # this load's
     properties = dict(models[0]) if len(models) == 1 else {}
     if requests is None:
         streams = properties.get("NUM_STREAMS", "1")
@@ -119,6 +119,7 @@ def ours_fast(pte: Path, method: str, inputs: list, requests: int, ours_properti
 def single_partition(pte_bytes: bytes, method: str):
     """(the delegate, its data, its call's arguments, the method's inputs, its outputs) when
     `method` is exactly one executorch_openvino partition and nothing else; otherwise the reason."""
+    # merge: read the blob through executorch_openvino.container.delegate_blobs(pte) once it exists.
     from executorch.exir._serialize._program import deserialize_pte_binary
     from executorch.exir.schema import DataLocation, DelegateCall, KernelCall
 
@@ -252,15 +253,22 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
 
 
 def xnnpack(program_bytes: bytes, method: str, inputs: list, requests: int) -> Backend:
-    """An XNNPACK program (see xnnpack_cache.py) loaded through executorch.runtime, once per request."""
+    """An XNNPACK program loaded through executorch.runtime, once per request."""
     from executorch.runtime import Runtime
 
     if "XnnpackBackend" not in Runtime.get().backend_registry.registered_backend_names:
         return unavailable(XNNPACK, "this ExecuTorch runtime has no XnnpackBackend")
+    return program(XNNPACK, program_bytes, method, inputs, requests)
+
+
+def program(key: str, program: Union[bytes, Path], method: str, inputs: list, requests: int = 1) -> Backend:
+    """Any program (its bytes or its path) loaded through executorch.runtime, once per request."""
+    from executorch.runtime import Runtime
+
     # (A method keeps its program alive: executorch_openvino.errors wraps load_method to do so.)
-    methods = [Runtime.get().load_program(program_bytes).load_method(method) for _ in range(requests)]
+    methods = [Runtime.get().load_program(program).load_method(method) for _ in range(requests)]
     calls = [lambda m=m: m.execute(inputs) for m in methods]
-    return Backend(XNNPACK, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), requests=requests)
+    return Backend(key, _runner(calls), lambda: _arrays(methods[0].execute(inputs)), requests=requests)
 
 
 @contextlib.contextmanager
