@@ -25,7 +25,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-startup bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
 
 all: build
 
@@ -123,11 +123,22 @@ test-fuzz: fuzz-build
 fuzz: fuzz-build
 	@$(PYTHON) tests/fuzz/run_fuzzers.py $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# 1,000 cycles of load program -> execute -> destroy in one process (bench/soak/): resident memory, open
-# file descriptors and live compiled models per cycle; report in bench/results/soak-<date>.{md,png}.
+# The longer tests, each a make target of its own (make test runs a short slice of the first two):
+# soak: 1,000 cycles of load program -> execute -> destroy in one process (tests/soak/): resident memory,
+# open file descriptors and live compiled models per cycle; test-peer-suite: ExecuTorch's backend operator
+# suite with our flow beside ExecuTorch's openvino and xnnpack flows (tests/peer_suite/, about 25 minutes a
+# flow); test-int8-cpu-classes: int8 accuracy on every CPU class this machine can show (itself, oneDNN
+# restricted, AVX2 under QEMU) and the overflow fix's speed cost (tests/int8_cpu_classes/, about 8 minutes).
+# Reports in bench/results/ (soak-, peer-suite-, int8-cpu-classes-<date>.md).
 SOAK_CYCLES ?= 1000
 soak: build
-	@$(BENCH_ENV) $(PYTHON) bench/soak/soak.py --cycles $(SOAK_CYCLES)
+	@$(BENCH_ENV) $(PYTHON) tests/soak/soak.py --cycles $(SOAK_CYCLES)
+
+test-peer-suite: build
+	@$(BENCH_ENV) $(PYTHON) tests/peer_suite/run.py
+
+test-int8-cpu-classes: build
+	@$(BENCH_ENV) $(PYTHON) tests/int8_cpu_classes/int8_cpu_classes.py
 
 wheel: setup
 	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist
@@ -158,17 +169,11 @@ bench: build
 	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/lowering/lowering_time.py)
 	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/before_after/before_after.py --build-befores $(BENCH_BEFORES))
 	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/startup/startup.py)
-	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-llm)
 
 # Start-up alone (a few minutes): import and --help times against `import torch`, fresh processes.
 bench-startup: build
 	@$(BENCH_ENV) $(PYTHON) bench/startup/startup.py
-
-# int8 accuracy on every CPU class this machine can show (itself, oneDNN restricted, AVX2 under QEMU)
-# and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.
-bench-int8: build
-	@$(BENCH_ENV) $(PYTHON) bench/int8/int8_cpu_classes.py
 
 # LLMs (issue 15): a Llama at two sizes (dim 512 / 6 layers and 125 M parameters), fp32, int8 and int4
 # weights; prefill ms and decode tokens/s of ours, XNNPACK (plain and ExecuTorch's custom ops), ExecuTorch's

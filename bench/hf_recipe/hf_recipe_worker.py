@@ -25,6 +25,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
+sys.path.append(str(HERE.parents[1] / "python"))  # the package (its measuring engine), unless PYTHONPATH has one
 
 import hf_recipe_models as models  # noqa: E402
 
@@ -97,7 +98,7 @@ def serve(variant: str, fmt: str, size: models.Size, work: Path) -> int:
     import torch
 
     import hf_recipe_variants as variants
-    from common.memory import peak_kb, reset_peak, rss_kb
+    from executorch_openvino.benchmark.memory import peak_kb, reset_peak, rss_kb
 
     try:
         variants.imports_for(variant)

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 import llm_setup
-from common.memory import peak_kb, reset_peak, rss_kb
+from executorch_openvino.benchmark.memory import peak_kb, reset_peak, rss_kb
 from common.rounds import rotated
 
 # OpenVINO properties of native OpenVINO and GenAI's "genai" variant: the numerics ours uses (f32 compute,

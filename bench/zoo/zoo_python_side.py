@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common
-from common.memory import peak_kb, reset_peak, rss_kb  # noqa: E402
+from common.paths import PYTHON as _PYTHON  # noqa: E402
+sys.path.insert(0, str(_PYTHON))
+from executorch_openvino.benchmark.memory import peak_kb, reset_peak, rss_kb  # noqa: E402
 from common.paths import PYTHON  # noqa: E402
 from common.processes import last_json, path_list  # noqa: E402
 from zoo_cpp_side import ChildFailed, child_environment  # noqa: E402

@@ -9,12 +9,14 @@ tables and targets its report lays out, all of them data:
     "targets": [{"title": "decode ≥ 1.0× GenAI", "where": {"variant": "ours"}, "field": "decode_tok_s",
                  "vs": "genai", "at_least": 1.0}],
     "plot": {"title": "...", "field": "latency_ms", "vs": "native-cpp", "whole": true, "series": ["ours-cpp"]}
+            or {"kind": "line", "x": "cycle", "y": ["rss_mb"], "where": {"group": "cycles"}}
 
 A column reads `field` of the table's row (with "per": "group", of the group's row whose variant is
 `of`). A list of samples (or of rounds' samples) is summarised by `stat`: median, p90, p99 (stats.percentile),
 mean, min, max, count, or spread (each round's figure: "median [lowest–highest]"). With `vs` it is
-compared with the same field of another variant of the group, round by round ("median [lowest–highest]"
-of the per-round ratios, `op` "difference" for differences), or over the whole run with `whole`.
+compared with the same field of another variant of the group (or of the variant the row's field `vs_field`
+names), round by round ("median [lowest–highest]" of the per-round ratios, `op` "difference" for
+differences), or over the whole run with `whole`.
 `scale` multiplies, `format` and `unit` print. A missing figure prints as "–".
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from . import machine, stats
 
@@ -50,8 +52,8 @@ def figure(rows: Sequence[dict], row: Optional[dict], column: dict) -> Figure:
     if value is None or isinstance(value, (str, bool)):
         return value
     scale = column.get("scale", 1.0)
-    if "vs" in column:
-        other = _peer(rows, row, column["vs"])
+    if "vs" in column or "vs_field" in column:
+        other = _peer(rows, row, column.get("vs") or row.get(column.get("vs_field")))
         reference = other.get(column["field"]) if other else None
         if reference is None or not isinstance(value, list):
             return _compare_scalars(value, reference, column)
@@ -62,7 +64,7 @@ def figure(rows: Sequence[dict], row: Optional[dict], column: dict) -> Figure:
         per_round = stats.round_differences(value, reference) if difference else stats.round_ratios(value, reference)
         return tuple(x * (scale if difference else 1.0) for x in stats.summary(per_round)) if per_round else None
     if not isinstance(value, list):
-        return value * scale
+        return value * scale if "scale" in column else value
     if column.get("stat") == "spread":
         known = [x for x in stats.per_round(value) if x is not None]
         return tuple(x * scale for x in stats.summary(known)) if known else None
@@ -176,8 +178,9 @@ def render(run: dict) -> str:
 
 
 def plot(run: dict, path: Path) -> bool:
-    """The report's plot: per group, a bar per variant of `series` (its `field` against `vs`). False when
-    matplotlib is not installed or nothing is to be drawn."""
+    """The report's plot, False when matplotlib is not installed or nothing is to be drawn: bars per
+    group, one per variant of `series` (its `field`, or against `vs`); or, with "kind": "line", the
+    rows matching `where` as lines of the `y` fields over the `x` field."""
     spec = run.get("report", {}).get("plot")
     try:
         import matplotlib
@@ -186,24 +189,26 @@ def plot(run: dict, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    groups = list(dict.fromkeys(r.get("group") for r in run["rows"]))
-    series = spec["series"]
-    values: Dict[str, List[float]] = {}
-    for variant in series:
-        found = [figure(run["rows"], _peer(run["rows"], {"group": g}, variant), spec) for g in groups]
-        values[variant] = [v[0] if isinstance(v, tuple) else (v if isinstance(v, (int, float)) else 0.0) for v in found]
-    if not any(any(v) for v in values.values()):
-        return False
-    height = 0.8 / len(series)
-    figure_, axes = plt.subplots(figsize=(8, 0.5 * len(groups) * max(1, len(series)) / 2 + 1.5))
-    for k, variant in enumerate(series):
-        axes.barh([g + k * height for g in range(len(groups))], values[variant], height, label=variant)
-    axes.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], groups)
-    axes.invert_yaxis()
-    if "vs" in spec and spec.get("op") != "difference":
-        axes.axvline(1.0, color="black", linewidth=0.8)
+    figure_, axes = plt.subplots(figsize=(8, 4.5))
+    if spec.get("kind") == "line":
+        chosen = [r for r in run["rows"] if _matches(r, spec.get("where"))]
+        for field in spec["y"]:
+            axes.plot([r[spec["x"]] for r in chosen], [r.get(field) for r in chosen], linewidth=1, label=field)
+        axes.set_xlabel(spec["x"])
+    else:
+        groups = list(dict.fromkeys(r.get("group") for r in run["rows"]))
+        height = 0.8 / len(spec["series"])
+        for k, variant in enumerate(spec["series"]):
+            found = [figure(run["rows"], _peer(run["rows"], {"group": g}, variant), spec) for g in groups]
+            values = [v[0] if isinstance(v, tuple) else (v if isinstance(v, (int, float)) else 0.0) for v in found]
+            axes.barh([g + k * height for g in range(len(groups))], values, height, label=variant)
+        axes.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], groups)
+        axes.invert_yaxis()
+        if "vs" in spec and spec.get("op") != "difference":
+            axes.axvline(1.0, color="black", linewidth=0.8)
     axes.set_title(spec.get("title", ""), fontsize=10)
     axes.legend(fontsize=8)
+    figure_.set_size_inches(8, max(3.0, 0.35 * len(axes.get_yticks()) + 1.5))
     figure_.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure_.savefig(path, dpi=110)

@@ -1,5 +1,5 @@
-"""The soak (bench/soak/soak.py) in short: 200 cycles of load program -> execute -> destroy in one process,
-with the benchmark's criteria scaled to them; and proof that its checks catch what they look for."""
+"""The soak (tests/soak/soak.py, `make soak`) in short: 200 cycles of load program -> execute -> destroy
+in one process, with its criteria scaled to them; and proof that its checks catch what they look for."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-SOAK = REPO / "bench" / "soak" / "soak.py"
+SOAK = REPO / "tests" / "soak" / "soak.py"
 
 _spec = importlib.util.spec_from_file_location("soak", SOAK)
 soak = importlib.util.module_from_spec(_spec)
@@ -21,7 +21,7 @@ _spec.loader.exec_module(soak)
 
 
 def run_soak(*arguments: str) -> tuple[dict, list[dict]]:
-    """bench/soak/soak.py in a process of its own (nothing else allocating in it); its verdict and samples."""
+    """tests/soak/soak.py in a process of its own (nothing else allocating in it); its verdict and samples."""
     done = subprocess.run([sys.executable, str(SOAK), "--json", *arguments], capture_output=True, text=True,
                           timeout=600)
     if not done.stdout.strip():

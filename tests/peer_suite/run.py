@@ -4,15 +4,16 @@ by default. The report gives each flow's pass / fail / skip / xfail counts, ever
 ours with its kind and cause (causes.py; a cause explains only the kinds of outcome it names), and
 the cases on which the flows disagree.
 
-  .venv/bin/python bench/peer_suite/run.py [-k EXPRESSION] [--flows executorch_openvino,openvino,xnnpack]
+  .venv/bin/python tests/peer_suite/run.py [-k EXPRESSION] [--flows executorch_openvino,openvino,xnnpack]
       [--suites operators,models] [--seed N] [--timeout SECONDS] [--record PATH [--resume]] [--results-dir DIR]
-  .venv/bin/python bench/peer_suite/run.py --from-record PATH    (the report again from a run's record)
+  .venv/bin/python tests/peer_suite/run.py --from-record PATH    (the report again from a run's record)
 
 Each flow runs in a pytest process of its own (flow_plugin.py). A case that kills its process, or
 runs longer than --timeout, is recorded as crashed / timed out and the process starts again after
-it. The whole suite takes about 25 minutes a flow on 2 cores. Report: bench/results/peer-suite-<date>.md;
-the raw record beside it (peer-suite-<date>.jsonl.tmp, not kept in git) unless --record says where.
-Not part of make test (too slow); the cases it found wrong are pinned by tests/python.
+it. The whole suite takes about 25 minutes a flow on 2 cores (`make test-peer-suite`). Report:
+bench/results/peer-suite-<date>.md; the raw record beside it (peer-suite-<date>.jsonl.tmp, not kept in git)
+unless --record says where. Not part of make test (too slow): its slice, tests/python/models/test_peer_suite.py,
+is, and the cases it found wrong are pinned by tests/python.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))  # bench/, for common
-sys.path.insert(0, str(HERE))  # causes
-from common import git, machine, paths, processes, reports  # noqa: E402
+REPO = HERE.parents[1]
+sys.path[:0] = [str(REPO / "python"), str(HERE)]  # the package, causes
+from executorch_openvino.benchmark import machine  # noqa: E402
 
 import causes  # noqa: E402
 from causes import PORTABLE_MISSING, failing_subtest, kind_of  # noqa: E402
@@ -42,6 +43,29 @@ DEFAULT_FLOWS = f"{OURS},openvino,xnnpack"
 SUITES = ("operators", "models")
 
 FAILED = ("failed", "crashed", "timeout", "xfailed", "xpassed")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _versions() -> str:
+    return ", ".join(f"{name} {version}" for name, version in machine.versions("executorch", "torch", "openvino").items())
+
+
+def markdown_row(*cells) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
+def table_head(columns, align: str = "") -> list:
+    rules = {"l": "---", "r": "---:", "c": ":---:"}
+    return [markdown_row(*columns), markdown_row(*(rules[letter] for letter in align.ljust(len(columns), "l")))]
+
+
+def print_and_save(text: str, directory: Path, name: str) -> None:
+    print("\n" + text, flush=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / name).write_text(text)
 
 
 # --- running -------------------------------------------------------------------------------------
@@ -74,9 +98,9 @@ def dangling(rows: list) -> tuple:
 
 def run_flow(flow: str, targets: list, args, record: Path) -> None:
     """One flow's pytest process, started again after every case that kills it or hangs."""
-    environment = processes.child_env(
-        PYTHONPATH=processes.path_list(paths.PYTHON, HERE), PEER_SUITE_RECORD=record, PEER_SUITE_FLOWS=flow,
-        PEER_SUITE_SEED=args.seed, PEER_SUITE_RESUME=1)
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "python"), str(HERE)]),
+                       PEER_SUITE_RECORD=str(record), PEER_SUITE_FLOWS=flow, PEER_SUITE_SEED=str(args.seed),
+                       PEER_SUITE_RESUME="1")
     log_path = record.parent / f"{record.stem}.{flow}.log.tmp"  # *.tmp: not kept in git
     command = [sys.executable, "-m", "pytest", "-p", "flow_plugin", "-p", "no:cacheprovider", "-p", "no:logging",
                *targets, "-q", "--show-capture=no", "-rN", "--continue-on-collection-errors"]
@@ -86,7 +110,7 @@ def run_flow(flow: str, targets: list, args, record: Path) -> None:
         started = time.time()
         append(record, {"kind": "process", "flow": flow, "attempt": attempt, "start": started})
         with open(log_path, "a") as log:
-            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=paths.REPO,
+            child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO,
                                      start_new_session=True)
             killed = None
             while child.poll() is None:
@@ -109,7 +133,7 @@ def run_flow(flow: str, targets: list, args, record: Path) -> None:
         append(record, {"kind": "end", "nodeid": nodeid, "test": nodeid.split("::")[-1], "flow": flow,
                         "case": case_of(nodeid, flow), "outcome": outcome, "reason": reason, "subtests": [],
                         "phase": "call", "seconds": None})
-        reports.say(f"{flow}: {nodeid} {outcome}; starting again after it")
+        say(f"{flow}: {nodeid} {outcome}; starting again after it")
 
 
 def case_of(nodeid: str, flow: str) -> str:
@@ -208,9 +232,9 @@ def report(rows: list, args, command_line: str) -> str:
         "(the suite's test session opened by flow_plugin.py, so every flow sees the same inputs for a case)",
         f"- run time: {', '.join(f'{flow} {seconds[flow] / 60:.0f} min' for flow in flows)} "
         f"({sum(seconds.values()) / 60:.0f} min in all)",
-        f"- checkout {command_row.get('checkout') or git.short_commit()}; "
-        f"{command_row.get('versions') or machine.versions('executorch', 'torch', 'openvino')}",
-        f"- {ended_on or machine.machine()}",
+        f"- checkout {command_row.get('checkout') or machine.commit(REPO)}; "
+        f"{command_row.get('versions') or _versions()}",
+        f"- {ended_on or machine.text(machine.describe())}",
         "",
         "## What ran the programs",
         "",
@@ -237,20 +261,20 @@ def report(rows: list, args, command_line: str) -> str:
               "subtest's delegate output equals eager PyTorch within the suite's tolerance (atol 0.1, rtol 0.04); "
               "'nothing delegated' counts the passes where the flow's partitioner took no node (the program ran on "
               "ExecuTorch's portable kernels).", ""]
-    lines += reports.table_head(["flow", "cases", "pass", "of which nothing delegated", "fail", "skip", "xfail",
+    lines += table_head(["flow", "cases", "pass", "of which nothing delegated", "fail", "skip", "xfail",
                                  "crashed / timeout"], "lrrrrrrr")
     for flow in flows:
         outcomes = collections.Counter(test["outcome"] for test in tests[flow].values())
         undelegated = sum(1 for test in tests[flow].values() if test["outcome"] == "passed" and not delegated(test))
-        lines.append(reports.row(flow, len(tests[flow]), outcomes["passed"], undelegated, outcomes["failed"],
+        lines.append(markdown_row(flow, len(tests[flow]), outcomes["passed"], undelegated, outcomes["failed"],
                                  outcomes["skipped"], outcomes["xfailed"] + outcomes["xpassed"],
                                  outcomes["crashed"] + outcomes["timeout"]))
     kinds = sorted({kind_of(test) for flow in flows for test in tests[flow].values() if test["outcome"] != "passed"})
     lines += ["", "Failures and skips by kind:", ""]
-    lines += reports.table_head(["flow", *kinds], "l" + "r" * len(kinds))
+    lines += table_head(["flow", *kinds], "l" + "r" * len(kinds))
     for flow in flows:
         counted = collections.Counter(kind_of(test) for test in tests[flow].values() if test["outcome"] != "passed")
-        lines.append(reports.row(flow, *(counted[kind] for kind in kinds)))
+        lines.append(markdown_row(flow, *(counted[kind] for kind in kinds)))
     lines += ["", causes.KIND_NOTES, ""]
 
     # Ours: every failure and skip.
@@ -259,25 +283,25 @@ def report(rows: list, args, command_line: str) -> str:
         bad = {case: test for case, test in ours.items() if test["outcome"] != "passed"}
         lines += [f"## Every failure and skip of ours ({len(bad)})", ""]
         if bad:
-            lines += reports.table_head(["test", "kind", "error (short)", "cause"])
+            lines += table_head(["test", "kind", "error (short)", "cause"])
             unexplained = 0
             for case, test in sorted(bad.items(), key=lambda item: (kind_order(kind_of(item[1])), item[0])):
                 kind = kind_of(test)
                 explanation = cause_of(case, kind)
                 unexplained += explanation.startswith("not yet explained")
-                lines.append(reports.row(f"`{case}`", kind, short_error(test), explanation))
+                lines.append(markdown_row(f"`{case}`", kind, short_error(test), explanation))
             if unexplained:
-                lines += ["", f"{unexplained} of them not yet explained in bench/peer_suite/causes.py."]
+                lines += ["", f"{unexplained} of them not yet explained in tests/peer_suite/causes.py."]
         else:
             lines.append("None.")
         partial = {case: test for case, test in ours.items()
                    if test["outcome"] == "passed" and undelegated_ops(test)}
         if partial:
             lines += ["", f"Passed with something left outside our delegate ({len(partial)}):", ""]
-            lines += reports.table_head(["test", "left outside", "why"])
+            lines += table_head(["test", "left outside", "why"])
             for case, test in sorted(partial.items()):
                 why = causes.why_outside(case) or "not yet explained"
-                lines.append(reports.row(f"`{case}`", ", ".join(sorted(undelegated_ops(test))), why))
+                lines.append(markdown_row(f"`{case}`", ", ".join(sorted(undelegated_ops(test))), why))
         lines += accuracy(tests, flows)
         lines.append("")
 
@@ -294,10 +318,10 @@ def report(rows: list, args, command_line: str) -> str:
                          + (f" ({', '.join(f'`{case}`' for case in worse)})" if worse else ""))
             lines.append(f"- {other} fails, ours passes: {len(better)}")
         lines += ["", "Every case whose verdict (pass / fail / skip) differs between two flows:", ""]
-        lines += reports.table_head(["case", *flows])
+        lines += table_head(["case", *flows])
         for case in cases:
             if len({verdict(tests[flow].get(case)) for flow in flows}) > 1:
-                lines.append(reports.row(f"`{case}`", *(short_outcome(tests[flow].get(case)) for flow in flows)))
+                lines.append(markdown_row(f"`{case}`", *(short_outcome(tests[flow].get(case)) for flow in flows)))
         lines.append("")
 
     # Other flows' failures, for reference.
@@ -305,21 +329,21 @@ def report(rows: list, args, command_line: str) -> str:
         bad = {case: test for case, test in tests[other].items() if test["outcome"] in FAILED}
         if bad:
             lines += [f"<details><summary>{other}: its {len(bad)} failures</summary>", ""]
-            lines += reports.table_head(["test", "kind", "error (short)"])
+            lines += table_head(["test", "kind", "error (short)"])
             for case, test in sorted(bad.items()):
-                lines.append(reports.row(f"`{case}`", kind_of(test), short_error(test)))
+                lines.append(markdown_row(f"`{case}`", kind_of(test), short_error(test)))
             lines += ["", "</details>", ""]
 
     # Lowering time.
     lines += ["## Lowering time", ""]
-    lines += reports.table_head(["flow", "subtests lowered", "median s", "max s", "slowest tests (s, sum of subtests)"],
+    lines += table_head(["flow", "subtests lowered", "median s", "max s", "slowest tests (s, sum of subtests)"],
                                 "lrrrl")
     for flow in flows:
         lowering = [s["lower_seconds"] for test in tests[flow].values() for s in test["subtests"]
                     if s["lower_seconds"] is not None]
         per_test = {case: sum(s["lower_seconds"] or 0.0 for s in test["subtests"]) for case, test in tests[flow].items()}
         slowest = sorted(per_test.items(), key=lambda item: -item[1])[:4]
-        lines.append(reports.row(flow, len(lowering), f"{statistics.median(lowering):.2f}" if lowering else "—",
+        lines.append(markdown_row(flow, len(lowering), f"{statistics.median(lowering):.2f}" if lowering else "—",
                                  f"{max(lowering):.1f}" if lowering else "—",
                                  ", ".join(f"{case.split('::')[-1]} {value:.0f}" for case, value in slowest)))
     return "\n".join(lines) + "\n"
@@ -331,7 +355,7 @@ def accuracy(tests: dict, flows: list) -> list:
     lines = ["", "## How close to eager", "",
              "Every output of every subtest that ran something delegated and passed, against eager PyTorch on the "
              "same inputs: how many were bit-identical, and the worst absolute error and SQNR (dB) any case had.", ""]
-    lines += reports.table_head(["flow", "outputs", "bit-identical", "largest abs error", "in", "lowest SQNR",
+    lines += table_head(["flow", "outputs", "bit-identical", "largest abs error", "in", "lowest SQNR",
                                  "in"], "lrrrlrl")
     for flow in flows:
         errors = [(error, case) for case, test in tests[flow].items() if test["outcome"] == "passed"
@@ -343,7 +367,7 @@ def accuracy(tests: dict, flows: list) -> list:
         worst, worst_case = max(errors, key=lambda item: item[0]["max"] or 0.0)
         finite = [(error, case) for error, case in errors if error["sqnr"] not in (None, float("inf"))]
         lowest, lowest_case = min(finite, key=lambda item: item[0]["sqnr"]) if finite else ({"sqnr": None}, "—")
-        lines.append(reports.row(flow, len(errors), identical, f"{worst['max'] or 0.0:.3g}", f"`{worst_case}`",
+        lines.append(markdown_row(flow, len(errors), identical, f"{worst['max'] or 0.0:.3g}", f"`{worst_case}`",
                                  "—" if lowest["sqnr"] is None else f"{lowest['sqnr']:.1f}", f"`{lowest_case}`"))
     return lines
 
@@ -370,38 +394,38 @@ def main() -> int:
     parser.add_argument("--record", type=Path, help="the raw record (JSON lines; default beside the report, .jsonl.tmp)")
     parser.add_argument("--resume", action="store_true", help="keep --record's tests and run only the others")
     parser.add_argument("--from-record", type=Path, help="write the report from this record; run nothing")
-    reports.add_results_dir(parser)
+    parser.add_argument("--results-dir", type=Path, default=REPO / "bench" / "results", help="where the report goes")
     args = parser.parse_args()
-    directory = reports.results_dir(args.results_dir)
-    command_line = "bench/peer_suite/run.py " + " ".join(sys.argv[1:])
+    directory = args.results_dir
+    command_line = "tests/peer_suite/run.py " + " ".join(sys.argv[1:])
 
     if args.from_record:
         rows = read_record(args.from_record)
         stamp = min((row["start"] for row in rows if row["kind"] == "process"), default=time.time())
         name = f"peer-suite-{datetime.date.fromtimestamp(stamp).isoformat()}.md"
         first_command = next((row["command"] for row in rows if row["kind"] == "command"), command_line)
-        reports.print_and_save(report(rows, args, first_command), directory, name)
+        print_and_save(report(rows, args, first_command), directory, name)
         return 0
 
     import executorch.backends.test.suite as suite
 
     targets = [str(Path(suite.__file__).parent / name) for name in args.suites.split(",") if name]
-    record = args.record or directory / f"peer-suite-{reports.stamp()}.jsonl.tmp"
+    record = args.record or directory / f"peer-suite-{datetime.date.today().isoformat()}.jsonl.tmp"
     record.parent.mkdir(parents=True, exist_ok=True)
     if record.exists() and not args.resume:
         record.unlink()
     if not args.resume:
         # What ran is written down now: a report written later from the record names it, not the
         # checkout of that moment.
-        append(record, {"kind": "command", "command": command_line, "checkout": git.short_commit(),
-                        "versions": machine.versions("executorch", "torch", "openvino")})
+        append(record, {"kind": "command", "command": command_line, "checkout": machine.commit(REPO),
+                        "versions": _versions()})
     for flow in [name.strip() for name in args.flows.split(",") if name.strip()]:
-        reports.say(f"{flow}: running")
+        say(f"{flow}: running")
         run_flow(flow, targets, args, record)
-    append(record, {"kind": "machine", "machine": machine.machine()})  # its load at the run's end
+    append(record, {"kind": "machine", "machine": machine.text(machine.describe())})  # its load at the run's end
     rows = read_record(record)
     first_command = next((row["command"] for row in rows if row["kind"] == "command"), command_line)
-    reports.print_and_save(report(rows, args, first_command), directory, f"peer-suite-{reports.stamp()}.md")
+    print_and_save(report(rows, args, first_command), directory, f"peer-suite-{datetime.date.today().isoformat()}.md")
     ours = [row for row in rows if row["kind"] == "end" and row["flow"] == OURS and row["outcome"] in FAILED]
     return 1 if ours else 0
 

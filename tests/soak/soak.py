@@ -15,34 +15,32 @@ cycle counts scale it by the number of measured cycles), the number of open file
 never changes, and no compiled model stays alive in the delegate after a cycle (it shares them
 per blob, so a model kept by mistake would be reused, not grow memory).
 
-  .venv/bin/python bench/soak/soak.py [--cycles 1000] [--warmup 50] [--limit-mb 5]
+  .venv/bin/python tests/soak/soak.py [--cycles 1000] [--warmup 50] [--limit-mb 5]
                                       [--results-dir bench/results] [--json] [--keep-alive]
 
-Without --json it writes bench/results/soak-<date>.md and, with matplotlib, soak-<date>.png. With
---json it prints the samples and the verdict instead (tests/python/bench/test_soak.py). --keep-alive keeps
-every loaded method alive, a leak by construction, to show that the check catches one.
-EXECUTORCH_OPENVINO_LIBRARY names the delegate library to load (default: the build/ folder's).
+`make soak` runs it; it exits 1 when the soak fails. Without --json it writes bench/results/soak-<date>
+.md, .json and, with matplotlib, .png (executorch_openvino.benchmark's result format). With --json it
+prints the samples and the verdict instead (tests/python/runtime/test_soak.py runs 200 cycles in make
+test). --keep-alive keeps every loaded method alive, a leak by construction, to show that the check
+catches one. EXECUTORCH_OPENVINO_LIBRARY names the delegate library to load (default: build/'s).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import gc
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common
-from common import machine, paths, reports  # noqa: E402
-from common.memory import rss_kb  # noqa: E402
-
-paths.on_path(paths.PYTHON)
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python"))
+from executorch_openvino import benchmark  # noqa: E402
+from executorch_openvino.benchmark.memory import rss_kb  # noqa: E402
 
 REFERENCE_CYCLES = 1000  # the limit is stated for this many cycles ...
 REFERENCE_WARMUP = 50  # ... after this many
@@ -191,77 +189,55 @@ def soak(path: Path, cycles: int, inputs, expected, keep_alive: bool = False, pr
     return samples
 
 
-def curve_rows(samples: list[Sample], every: int) -> list[Sample]:
-    rows = [s for s in samples if s.cycle == 1 or s.cycle % every == 0]
-    return rows if rows[-1] is samples[-1] else rows + [samples[-1]]
+def mb(value: int) -> float:
+    return value / (1024 * 1024)
 
 
-def mb(value: int) -> str:
-    return f"{value / (1024 * 1024):.2f}"
+REPORT = {
+    "description": [
+        "Model: tests/soak/soak.py's SoakNet (2 convolutions and a linear layer, 0.2 MB of weights, fully "
+        "delegated), loaded from its .pte file through executorch.runtime every cycle, its output checked against "
+        "eager PyTorch. Criteria: resident memory after the warm-up grows by less than the limit (5 MB per 950 "
+        "measured cycles); open file descriptors never change after the warm-up; no compiled model stays alive "
+        "in the delegate after a cycle."],
+    "tables": [{"title": "Verdict", "where": {"group": "verdict"}, "columns": [
+                   {"title": "measure", "field": "variant"}, {"title": "value", "field": "value"}]},
+               {"title": "Curve (every 50th cycle)", "where": {"group": "cycles", "curve": True}, "columns": [
+                   {"title": "cycle", "field": "cycle", "format": "d"},
+                   {"title": "resident MB", "field": "rss_mb", "format": ".2f"},
+                   {"title": "vs warm-up KB", "field": "vs_warmup_kb", "format": "+.0f"},
+                   {"title": "open fds", "field": "open_fds", "format": "d"},
+                   {"title": "cycle ms", "field": "cycle_ms", "format": ".1f"}]}],
+    "plot": {"kind": "line", "title": "Soak: resident memory per cycle (one process)", "x": "cycle", "y": ["rss_mb"],
+             "where": {"group": "cycles"}},
+}
 
 
-def write_report(samples: list[Sample], verdict: Verdict, results_dir: Path, library: str,
-                 load_before: float) -> Path:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    stem = results_dir / f"soak-{reports.stamp()}"
+def write_report(samples: list[Sample], verdict: Verdict, results_dir: Path, library: str, run: dict) -> Path:
     seconds = sorted(s.seconds for s in samples)
-    lines = [
-        "# Soak: load program -> execute -> destroy",
-        "",
-        f"- Date: {now:%Y-%m-%d %H:%M} UTC",
-        f"- {machine.machine(load_before)}; {platform.machine()}, Python {platform.python_version()}",
-        f"- Library: {library}",
-        "- Model: bench/soak/soak.py SoakNet (2 convolutions and a linear layer, 0.2 MB of weights, fully delegated), "
-        "loaded from its .pte file through executorch.runtime every cycle, output checked against eager PyTorch",
-        f"- Cycles: {len(samples)}, warm-up {verdict.warmup}; cycle time median "
-        f"{seconds[len(seconds) // 2] * 1000:.1f} ms, max {seconds[-1] * 1000:.1f} ms",
-        f"- Criteria: resident memory after the warm-up grows by less than {mb(verdict.limit_bytes)} MB "
-        "(5 MB per 950 measured cycles); open file descriptors never change after the warm-up; no compiled "
-        "model stays alive in the delegate after a cycle",
-        "",
-        *reports.table_head(["measure", "value"], "lr"),
-        f"| resident memory after cycle 1 | {mb(samples[0].rss_bytes)} MB |",
-        f"| resident memory after the warm-up (cycle {verdict.warmup}) | {mb(verdict.rss_after_warmup)} MB |",
-        f"| resident memory after the last cycle | {mb(verdict.rss_final)} MB |",
-        f"| growth after the warm-up: final / largest | {verdict.growth_bytes / 1024:+.0f} KB / "
-        f"{verdict.max_growth_bytes / 1024:+.0f} KB |",
-        f"| growth per measured cycle (final) | {verdict.growth_bytes / max(len(samples) - verdict.warmup, 1):+.0f} bytes |",
-        f"| open file descriptors: cycle 1 / after the warm-up / all counts seen after it | "
-        f"{samples[0].open_fds} / {verdict.fds_after_warmup} / {', '.join(map(str, verdict.fds_seen))} |",
-        f"| cycles whose program was freed by dropping the references, before the cycle collector | "
-        f"{sum(s.freed_by_del for s in samples)} of {len(samples)} |",
-        f"| compiled models alive in the delegate after a cycle (all counts seen) | "
-        f"{', '.join(map(str, verdict.live_models_seen))} |",
-        f"| verdict | **{'pass' if verdict.passed else 'FAIL'}** |",
-        "",
-        "Curve (every 50th cycle):",
-        "",
-        *reports.table_head(["cycle", "resident MB", "vs warm-up KB", "open fds", "cycle ms"], "rrrrr"),
-    ]
-    for s in curve_rows(samples, 50):
-        lines.append(reports.row(s.cycle, mb(s.rss_bytes), f"{(s.rss_bytes - verdict.rss_after_warmup) / 1024:+.0f}",
-                                 s.open_fds, f"{s.seconds * 1000:.1f}"))
-    results_dir.mkdir(parents=True, exist_ok=True)
-    markdown = stem.with_suffix(".md")
-    markdown.write_text("\n".join(lines) + "\n")
-    try:
-        plt = reports.pyplot()
-    except ImportError:
-        return markdown
-    figure, (memory_axes, fd_axes) = plt.subplots(2, 1, figsize=(8, 6), sharex=True, height_ratios=(3, 1))
-    cycles = [s.cycle for s in samples]
-    memory_axes.plot(cycles, [s.rss_bytes / (1024 * 1024) for s in samples], linewidth=1)
-    memory_axes.axvline(verdict.warmup, color="grey", linestyle=":", label="end of warm-up")
-    memory_axes.axhline((verdict.rss_after_warmup + verdict.limit_bytes) / (1024 * 1024), color="red",
-                        linestyle="--", label="limit")
-    memory_axes.set_ylabel("resident memory (MB)")
-    memory_axes.legend(loc="center right")
-    memory_axes.set_title("Soak: load program, execute, destroy (one process)")
-    fd_axes.plot(cycles, [s.open_fds for s in samples], linewidth=1, color="tab:green")
-    fd_axes.set_ylabel("open fds")
-    fd_axes.set_xlabel("cycle")
-    reports.save_figure(figure, stem.with_suffix(".png"), dpi=100)
-    return markdown
+    run["settings"] = {"library": library, "cycles": len(samples), "warm-up": verdict.warmup,
+                       "cycle ms": f"median {seconds[len(seconds) // 2] * 1000:.1f}, max {seconds[-1] * 1000:.1f}"}
+    summary = {
+        "resident memory after cycle 1": f"{mb(samples[0].rss_bytes):.2f} MB",
+        f"resident memory after the warm-up (cycle {verdict.warmup})": f"{mb(verdict.rss_after_warmup):.2f} MB",
+        "resident memory after the last cycle": f"{mb(verdict.rss_final):.2f} MB",
+        "growth after the warm-up: final / largest / limit": f"{verdict.growth_bytes / 1024:+.0f} KB / "
+        f"{verdict.max_growth_bytes / 1024:+.0f} KB / {verdict.limit_bytes / 1024:.0f} KB",
+        "open file descriptors: cycle 1 / after the warm-up / all counts seen after it":
+            f"{samples[0].open_fds} / {verdict.fds_after_warmup} / {', '.join(map(str, verdict.fds_seen))}",
+        "cycles whose program was freed by dropping the references, before the cycle collector":
+            f"{sum(s.freed_by_del for s in samples)} of {len(samples)}",
+        "compiled models alive in the delegate after a cycle (all counts seen)":
+            ", ".join(map(str, verdict.live_models_seen)),
+        "verdict": "**pass**" if verdict.passed else "**FAIL**",
+    }
+    for measure, value in summary.items():
+        benchmark.add_row(run, "verdict", measure, value=value)
+    for s in samples:
+        benchmark.add_row(run, "cycles", f"cycle {s.cycle}", cycle=s.cycle, rss_mb=mb(s.rss_bytes),
+                          vs_warmup_kb=(s.rss_bytes - verdict.rss_after_warmup) / 1024, open_fds=s.open_fds,
+                          cycle_ms=s.seconds * 1000, curve=s.cycle == 1 or s.cycle % 50 == 0 or s is samples[-1])
+    return benchmark.save(benchmark.finish(run), results_dir)
 
 
 def main() -> int:
@@ -269,12 +245,13 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=REFERENCE_CYCLES)
     parser.add_argument("--warmup", type=int, default=REFERENCE_WARMUP)
     parser.add_argument("--limit-mb", type=float, default=5.0, help="allowed growth per 950 measured cycles")
-    reports.add_results_dir(parser)
+    parser.add_argument("--results-dir", type=Path, default=REPO / "bench" / "results", help="where the report goes")
     parser.add_argument("--json", action="store_true", help="print samples and verdict as JSON, write no report")
     parser.add_argument("--keep-alive", action="store_true", help="keep every method alive (a deliberate leak)")
     args = parser.parse_args()
 
-    load_before = machine.load_average()
+    run = benchmark.new_run("soak", "Soak: load program -> execute -> destroy", checkout=REPO,
+                            versions=["torch", "executorch", "openvino"], report=REPORT)
     # Nothing outside the process may change between cycles: no model cache on disk.
     os.environ.pop("EXECUTORCH_OPENVINO_CACHE_DIR", None)
     import executorch_openvino
@@ -291,7 +268,7 @@ def main() -> int:
 
         def progress(sample: Sample) -> None:
             if sample.cycle == 1 or sample.cycle % 100 == 0:
-                print(f"cycle {sample.cycle}: {mb(sample.rss_bytes)} MB resident, {sample.open_fds} fds, "
+                print(f"cycle {sample.cycle}: {mb(sample.rss_bytes):.2f} MB resident, {sample.open_fds} fds, "
                       f"{sample.seconds * 1000:.1f} ms", file=log, flush=True)
 
         samples = soak(path, args.cycles, inputs, expected, args.keep_alive, progress)
@@ -300,7 +277,7 @@ def main() -> int:
     if args.json:
         print(json.dumps({"verdict": asdict(verdict), "samples": [asdict(s) for s in samples]}))
     else:
-        report = write_report(samples, verdict, reports.results_dir(args.results_dir), str(library.path), load_before)
+        report = write_report(samples, verdict, args.results_dir, str(library.path), run)
         print(f"soak: {'pass' if verdict.passed else 'FAIL'}: {verdict.growth_bytes / 1024:+.0f} KB after the "
               f"warm-up (largest {verdict.max_growth_bytes / 1024:+.0f} KB, limit {verdict.limit_bytes / 1024:.0f} KB), "
               f"fds {verdict.fds_seen}; report: {report}")

@@ -1,4 +1,4 @@
-"""bench/peer_suite/causes.py excuses a case of ExecuTorch's operator suite only for the kinds of
+"""tests/peer_suite/causes.py excuses a case of ExecuTorch's operator suite only for the kinds of
 outcome its cause names: a skip explained as the suite's own limitation stays excused, the same case
 producing a wrong result (or crashing) is not, in make test's slice (causes.excuse) and in the
 report (run.py)."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-PEER_SUITE = Path(__file__).resolve().parents[3] / "bench" / "peer_suite"
+PEER_SUITE = Path(__file__).resolve().parents[3] / "tests" / "peer_suite"
 sys.path.insert(0, str(PEER_SUITE))
 import causes  # noqa: E402
 import run  # noqa: E402
@@ -76,4 +76,4 @@ def test_the_report_leaves_a_mismatch_of_an_excused_case_unexplained():
     assert "not yet explained (causes.py explains only suite's own limitation for this case)" in mismatch
     (refused,) = [line for line in text.splitlines() if line.startswith("| `test_linear::test_linear_batch_sizes` |")]
     assert "| suite's own limitation |" in refused and "eager PyTorch refuses the case" in refused
-    assert "1 of them not yet explained in bench/peer_suite/causes.py." in text
+    assert "1 of them not yet explained in tests/peer_suite/causes.py." in text
