@@ -25,7 +25,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-startup bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-startup bench-llm bench-llm-sizes bench-speculative bench-hf-recipe clean distclean
 
 all: build
 
@@ -154,7 +154,6 @@ demo: build
 # models and the Hugging Face zoo on two small ones, in a few minutes, reports in bench/results/quick/.
 # Every benchmark measures $(BUILD): its binaries and its library.
 QUICK ?=
-BENCH_BEFORES ?= /tmp/executorch-openvino-befores
 BENCH_ENV = EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) \
 	EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so
 BENCH_RESULTS_DIR = $(abspath bench/results)$(if $(QUICK),/quick)
@@ -166,8 +165,6 @@ bench: build
 	@$(BENCH_ENV) $(PYTHON) bench/zoo/zoo.py $(if $(QUICK),--quick)
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_zoo/hf_zoo.py --results-dir $(BENCH_RESULTS_DIR) \
 		$(if $(QUICK),$(HF_ZOO_QUICK))
-	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/lowering/lowering_time.py)
-	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/before_after/before_after.py --build-befores $(BENCH_BEFORES))
 	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/startup/startup.py)
 	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-llm)
 
@@ -216,27 +213,6 @@ bench-llm-sizes: build venv-bench
 # rows); about 10 minutes of exports, then 5. Report in bench/results/speculative-<date>.md.
 bench-speculative: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
-
-# Why decode speeds differ (issue 30): compressed linear layers in native OpenVINO, every weight form, on
-# large matrices and a decoder's small ones, beside llama.cpp's kernels (fc-kernels-<date>.md, about 5
-# minutes); OpenVINO's LLM options on ours' 360M program, speed and accuracy (llm-options-<date>.md,
-# about 15 minutes with the exports); and where its memory comes from, phase by phase, beside native
-# OpenVINO on the same IR (memory-phases-<date>.md, about 10 minutes with the exports).
-bench-kernels: venv-bench
-	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
-bench-llm-options: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
-# OpenVINO's paged attention on ours' IR, natively (paged-attention-<date>.md, about 10 minutes with the export):
-# what the form GenAI runs would give the delegate's prefill and decode, and going back in a conversation.
-bench-paged-attention: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/paged_attention.py --size qwen2.5-0.5b-p1024 --formats int8 --rounds 3
-# An LLM's export time (issue 30): ours (this checkout, and EXPORT_BEFORE's package) beside optimum-intel's,
-# SmolLM2-360M's shape, fp32 / int8 / int4, fresh processes alternating; about 25 minutes a round.
-EXPORT_BEFORE ?= 4eaa8e1
-bench-export-time: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/export_time.py --size smollm2-360m --before $(EXPORT_BEFORE) --rounds 2
-bench-memory-phases: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/memory_phases.py --size smollm2-360m --formats int8,int4
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
