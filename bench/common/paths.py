@@ -11,7 +11,6 @@ from typing import Optional
 BENCH = Path(__file__).resolve().parents[1]
 REPO = BENCH.parent
 PYTHON = REPO / "python"  # the package's source, imported from the checkout
-TESTS = REPO / "tests" / "python"  # the tests' helpers (hf_zoo_models, quantized_cases, ...)
 RESULTS = BENCH / "results"  # the reports kept in git: the latest of each kind
 QUICK_RESULTS = RESULTS / "quick"  # smoke runs' reports (--quick), never kept
 

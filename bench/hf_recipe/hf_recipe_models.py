@@ -2,7 +2,7 @@
 random weights (nothing is downloaded), their inputs, and their eager references.
 
   llama:   a LlamaForCausalLM of SmolLM2-135M's shape (tied embeddings), with a byte-level BPE
-           tokenizer of the same vocabulary trained in code (bench/llm/llm_text.py);
+           tokenizer of the same vocabulary trained in code (workloads/tokenizer.py);
   whisper: a WhisperForConditionalGeneration of whisper-base's shape with what its pipelines read
            beside the weights: a Whisper tokenizer (a BPE trained in code, then Whisper's special and
            timestamp tokens, as the real vocabulary has them), a WhisperFeatureExtractor, and a
@@ -22,7 +22,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 import torch
 
-import llm_text
+from workloads import tokenizer as llm_text
 
 SEED = 20261204
 LLAMA, WHISPER = "llama", "whisper"

@@ -25,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
-sys.path.append(str(HERE.parents[1] / "python"))  # the package (its measuring engine), unless PYTHONPATH has one
+# The package (its measuring engine), unless PYTHONPATH names one; the checkout's root (workloads/).
+sys.path += [str(HERE.parents[1] / "python"), str(HERE.parents[1])]
 
 import hf_recipe_models as models  # noqa: E402
 

@@ -153,7 +153,7 @@ class TextRunner:
         import executorch_openvino  # registers our delegate
         from executorch.extension.llm.runner import GenerationConfig, TextLLMRunner
 
-        import llm_text
+        from workloads import tokenizer as llm_text
 
         self.work, self.text, self.config_type = work, llm_text, GenerationConfig
         # As the rows before paged attention became the default (the variant's process runs it alone).

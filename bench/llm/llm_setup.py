@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, Optional
 
 import torch
 
-import llm_text
+from workloads import tokenizer as llm_text
 from common.processes import child_env
 
 FORMATS = ("fp32", "int8", "int4")

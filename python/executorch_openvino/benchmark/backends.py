@@ -178,14 +178,27 @@ class _AsyncQueueRunner(Runner):
         return Slice(started, time.perf_counter() - start, list(self.latencies))
 
 
-def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, str], requests: int,
-           throughput: bool, data: Optional[Path] = None) -> Backend:
-    """The partition's IR compiled by OpenVINO's Python API on ours' device with the properties
-    ours' compiled model reports; one infer request (latency) or `requests` in a queue. Weights kept
-    in a data file are read from `data`."""
+@dataclass
+class PartitionIr:
+    """A method that is one executorch_openvino partition, as native OpenVINO runs it: the IR our
+    delegate got, the device and properties the delegate compiles it with (the program's and the
+    load-time defaults), and which method input feeds each IR input and which method output each IR
+    output is (-1: none)."""
+
+    xml: bytes
+    weights: bytes
+    device: str
+    properties: Dict[str, str]
+    input_positions: List[int]
+    output_positions: List[int]
+
+
+def partition_ir(pte_bytes: bytes, method: str, data: Optional[Path] = None) -> Union[str, PartitionIr]:
+    """The method's partition as native OpenVINO runs it, or why it cannot be run natively (weights
+    kept in a data file are read from `data`)."""
     found = single_partition(pte_bytes, method)
     if isinstance(found, str):
-        return unavailable(NATIVE, found)
+        return found
     delegate, blob_bytes, call_args, plan_inputs, plan_outputs = found
 
     import numpy as np
@@ -198,26 +211,44 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
     weights = blob.ir_weights
     if blob.named_weights is not None:
         if data is None:
-            return unavailable(NATIVE, "the program keeps its weights in a data file: pass --data FILE.ptd")
+            return "the program keeps its weights in a data file: pass --data FILE.ptd"
         weights = named_weights.read_from_file(data, blob.named_weights)
-    options = compile_specs.from_compile_specs(delegate.compile_specs)
-    device = ours_model.get("device", options.device)
-    properties = compile_specs.load_time_properties(device, options.properties, options.precision)
-    properties.update({key: ours_model[key] for key in REPORTED_PROPERTIES if key in ours_model})
-    core = ov.Core()
-    model = core.read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(weights, np.uint8)))
-    compiled = core.compile_model(model, device, properties)
-    count = len(compiled.inputs)
+    model = ov.Core().read_model(model=blob.ir_xml, weights=ov.Tensor(np.frombuffer(weights, np.uint8)))
+    count = len(model.inputs)
     # The call's inputs the IR reads (all, in order, unless the blob says which).
     arguments = blob.input_arguments or InputArguments(count, tuple(range(count)))
     call_count = arguments.call_inputs
-    if len(call_args) != call_count + len(compiled.outputs) or len(arguments.of_ir_input) != count:
-        return unavailable(NATIVE, "the IR's inputs and outputs do not match the delegate call's")
+    if len(call_args) != call_count + len(model.outputs) or len(arguments.of_ir_input) != count:
+        return "the IR's inputs and outputs do not match the delegate call's"
     try:
-        positions = [plan_inputs.index(call_args[i]) for i in arguments.of_ir_input]
+        input_positions = [plan_inputs.index(call_args[i]) for i in arguments.of_ir_input]
     except ValueError:
-        return unavailable(NATIVE, "the delegate reads values that are not inputs of the method")
-    arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in positions]
+        return "the delegate reads values that are not inputs of the method"
+    options = compile_specs.from_compile_specs(delegate.compile_specs)
+    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision)
+    output_positions = [plan_outputs.index(v) if v in plan_outputs else -1 for v in call_args[call_count:]]
+    return PartitionIr(bytes(blob.ir_xml), bytes(weights), options.device, dict(properties), input_positions,
+                       output_positions)
+
+
+def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, str], requests: int,
+           throughput: bool, data: Optional[Path] = None) -> Backend:
+    """The partition's IR compiled by OpenVINO's Python API on ours' device with the properties
+    ours' compiled model reports; one infer request (latency) or `requests` in a queue."""
+    ir = partition_ir(pte_bytes, method, data)
+    if isinstance(ir, str):
+        return unavailable(NATIVE, ir)
+
+    import numpy as np
+    import openvino as ov
+
+    device = ours_model.get("device", ir.device)
+    properties = dict(ir.properties)
+    properties.update({key: ours_model[key] for key in REPORTED_PROPERTIES if key in ours_model})
+    core = ov.Core()
+    model = core.read_model(model=ir.xml, weights=ov.Tensor(np.frombuffer(ir.weights, np.uint8)))
+    compiled = core.compile_model(model, device, properties)
+    arrays = [np.ascontiguousarray(inputs[position].numpy()) for position in ir.input_positions]
 
     def bound(request):
         for j, array in enumerate(arrays):
@@ -236,8 +267,8 @@ def native(pte_bytes: bytes, method: str, inputs: list, ours_model: Dict[str, st
     def outputs() -> Dict[int, object]:
         _ = arrays  # the requests read their memory: keep them alive with them
         first.infer()
-        return {plan_outputs.index(value): first.get_output_tensor(k).data.copy()
-                for k, value in enumerate(call_args[call_count:]) if value in plan_outputs}
+        return {position: first.get_output_tensor(k).data.copy()
+                for k, position in enumerate(ir.output_positions) if position >= 0}
 
     if throughput:
         queue = ov.AsyncInferQueue(compiled, requests)

@@ -1,5 +1,5 @@
 """Hugging Face transformers architectures built from configs with random weights (nothing is
-downloaded), at two sizes: "small" for the tests (tests/python/test_hf_zoo.py, seconds each) and
+downloaded), at two sizes: "small" for the tests (tests/python/models/test_hf_zoo.py, seconds each) and
 "realistic" for the benchmark (bench/hf_zoo/hf_zoo.py: the architectures' base sizes, shorter inputs).
 
 make(name, size, layers=None) -> (eval-mode nn.Module returning the last hidden state, tuple of

@@ -1,5 +1,6 @@
-"""The LLM benchmark's text side: a tokenizer trained in code (no downloads) for ExecuTorch's LLM runner,
-and the prompts, each of which is both token ids (for the variants fed ids) and text (for the runner).
+"""A byte-level BPE tokenizer trained in code (no downloads), for ExecuTorch's LLM runner and Hugging
+Face checkpoints of random weights, and prompts, each of which is both token ids (for the variants fed
+ids) and text (for a runner fed text).
 
 Every prompt is made of words that the tokenizer encodes as one token each, so its text encodes back to
 exactly its ids and every variant computes the same conversation. The timed rounds use a fresh prompt
@@ -21,8 +22,9 @@ def byte_level_bpe(text: Iterable[str], vocab_size: int, special_tokens: List[st
     """A byte-level BPE tokenizer (tokenizers.Tokenizer; as Llama 3's and GPT-2's) trained on `text`,
     with the special tokens first (<unk>, <s>, </s> as ids 0, 1, 2 by default; the first is the
     unknown token). Trained on ASCII only, every token decodes to valid UTF-8 whatever a model of
-    random weights picks (ExecuTorch's runner hands each piece to Python as str). Also the LLM tests'
-    tokenizer (tests/python/llm_tokenizer.py) and the optimum tests' (tests/optimum/hf_checkpoints.py)."""
+    random weights picks (ExecuTorch's runner hands each piece to Python as str). The LLM tests'
+    tokenizer (tests/python/llm_tokenizer.py), the optimum tests' (tests/optimum/hf_checkpoints.py) and
+    the benchmarks' (bench/llm, bench/hf_recipe)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE(unk_token=special_tokens[0]))
@@ -80,6 +82,6 @@ def as_text(work: Path, ids: List[int]) -> str:
     tokenizer = load(work)
     text = tokenizer.decode(ids)
     if tokenizer.encode(text).ids != list(ids):
-        raise ValueError("this prompt has no text that encodes back to its ids (not made by llm_text.prompt)")
+        raise ValueError("this prompt has no text that encodes back to its ids (not made by tokenizer.prompt)")
     return text
 
