@@ -189,14 +189,15 @@ def plot(run: dict, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    figure_, axes = plt.subplots(figsize=(8, 4.5))
-    if spec.get("kind") == "line":
+    groups = list(dict.fromkeys(r.get("group") for r in run["rows"]))
+    line = spec.get("kind") == "line"
+    figure_, axes = plt.subplots(figsize=(8, 4.5 if line else 0.22 * len(groups) * len(spec["series"]) + 1.5))
+    if line:
         chosen = [r for r in run["rows"] if _matches(r, spec.get("where"))]
         for field in spec["y"]:
             axes.plot([r[spec["x"]] for r in chosen], [r.get(field) for r in chosen], linewidth=1, label=field)
         axes.set_xlabel(spec["x"])
     else:
-        groups = list(dict.fromkeys(r.get("group") for r in run["rows"]))
         height = 0.8 / len(spec["series"])
         for k, variant in enumerate(spec["series"]):
             found = [figure(run["rows"], _peer(run["rows"], {"group": g}, variant), spec) for g in groups]
@@ -208,7 +209,6 @@ def plot(run: dict, path: Path) -> bool:
             axes.axvline(1.0, color="black", linewidth=0.8)
     axes.set_title(spec.get("title", ""), fontsize=10)
     axes.legend(fontsize=8)
-    figure_.set_size_inches(8, max(3.0, 0.35 * len(axes.get_yticks()) + 1.5))
     figure_.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure_.savefig(path, dpi=110)

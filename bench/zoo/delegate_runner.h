@@ -1,24 +1,33 @@
-// Our delegate's side of the overhead benchmark: BackendInterface::execute with a prebuilt argument
-// span, as ExecuTorch's Method calls it, reading the same input memory and compiling the same IR with
-// the same properties as the native side (NativeRunner, bench/common/runners.h).
+// Our delegate driven through ExecuTorch's BackendInterface alone, as ExecuTorch's Method drives it
+// (init on the blob and its compile specs, then execute with a prebuilt argument span), minus the
+// Method: what the delegate itself adds to native OpenVINO's call (bench_zoo_cpp's delegate variant).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <executorch/extension/tensor/tensor_ptr.h>
 #include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/core/memory_allocator.h>
 
-#include "runners.h"
-
 namespace executorch_openvino::bench {
+
+// A tensor over memory the caller owns: one argument of the delegate call.
+struct DelegateArgument {
+  executorch::aten::ScalarType type;
+  std::vector<int32_t> sizes;
+  void* data;
+};
 
 class DelegateRunner {
  public:
-  // Throws std::runtime_error, with the delegate's last error, when init fails.
-  DelegateRunner(executorch::runtime::BackendInterface* backend, const IrCase& ir_case,
-                 const std::vector<HostTensor*>& inputs, const std::vector<HostTensor*>& outputs);
+  // Throws std::runtime_error, with the delegate's last error, when init fails. `inputs` then
+  // `outputs` are the delegate call's arguments, as ExecuTorch lays them out.
+  DelegateRunner(executorch::runtime::BackendInterface* backend, std::vector<uint8_t> blob,
+                 const std::vector<std::pair<std::string, std::string>>& specs,
+                 const std::vector<DelegateArgument>& inputs, const std::vector<DelegateArgument>& outputs);
   ~DelegateRunner();
   // Not movable either: the delegate keeps the address of processed_ until destroy().
   DelegateRunner(const DelegateRunner&) = delete;
@@ -26,7 +35,6 @@ class DelegateRunner {
 
   // The timed call, exactly what ExecuTorch's Method does per delegate call, minus the Method.
   bool run() { return backend_->execute(context_, handle_, args_) == executorch::runtime::Error::Ok; }
-  std::string failure() const;  // the delegate's last error on this thread
 
  private:
   executorch::runtime::BackendInterface* backend_;
@@ -37,6 +45,8 @@ class DelegateRunner {
   std::vector<uint8_t> arena_;
   executorch::runtime::MemoryAllocator allocator_;
   executorch::runtime::DelegateHandle* handle_ = nullptr;
+  std::vector<executorch::extension::TensorPtr> tensors_;
+  std::vector<executorch::runtime::EValue> values_;
   std::vector<executorch::runtime::EValue*> arg_storage_;
   executorch::runtime::Span<executorch::runtime::EValue*> args_;
   executorch::runtime::BackendExecutionContext context_;
