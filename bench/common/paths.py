@@ -31,7 +31,7 @@ def built_runner(build: Path = BUILD) -> Path:
 
 
 def bench_binary(name: str, build: Path = BUILD) -> Path:
-    """A C++ benchmark of a build (bench_delegate_overhead, bench_zoo_cpp)."""
+    """A C++ benchmark of a build (bench_zoo_cpp)."""
     return build / "bench" / name
 
 

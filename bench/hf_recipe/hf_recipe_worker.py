@@ -24,7 +24,7 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # hf_recipe/, bench/ (peers)
 # The package (its measuring engine), unless PYTHONPATH names one; the checkout's root (workloads/).
 sys.path += [str(HERE.parents[1] / "python"), str(HERE.parents[1])]
 

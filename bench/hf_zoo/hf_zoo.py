@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
 from common import paths, processes, programs  # noqa: E402
 
 from executorch_openvino import benchmark  # noqa: E402
+from executorch_openvino.benchmark.report import ratio  # noqa: E402
 
 ERROR_BOUND = 1e-5  # fp32 against eager, relative to max(1, max |eager|): above it the row is named
 F32 = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"}
@@ -48,9 +49,9 @@ REPORT = {
         _of("xnnpack", "error (xnnpack)", "error", format=".1e"),
         _of("ours", "ours ms", "latency_ms", format=".2f"), _of("native", "native ms", "latency_ms", format=".2f"),
         _of("xnnpack", "xnnpack ms", "latency_ms", format=".2f"),
-        _of("ours", "ours / native", "latency_ms", vs="native", format=".2f", unit="×"),
-        _of("ours", "ours / xnnpack", "latency_ms", vs="xnnpack", format=".2f", unit="×"),
-        _of("fast", "fast / exact", "latency_ms", vs="ours", format=".2f", unit="×"),
+        ratio("ours / native", "latency_ms", "native", of="ours"),
+        ratio("ours / xnnpack", "latency_ms", "xnnpack", of="ours"),
+        ratio("fast / exact", "latency_ms", "ours", of="fast"),
         _of("fast", "fast error", "error", format=".1e"),
         _of("ours", "bf16/f16 nodes at f32 (ours, native)", "reduced_nodes"),
         _of("ours", "export s", "export_s", format=".1f"), _of("ours", "lowering s", "lowering_s", format=".1f")]}],

@@ -36,6 +36,7 @@ from common import paths  # noqa: E402
 from zoo_cpp_side import ChildFailed, CppServer, cpp_export, cpp_load  # noqa: E402
 
 from executorch_openvino import benchmark  # noqa: E402
+from executorch_openvino.benchmark.report import ratio  # noqa: E402
 
 TOOL = paths.bench_binary("bench_zoo_cpp")
 QUICK_MODELS = ["tiny", "mlp"]
@@ -51,8 +52,8 @@ NEEDS = {"native-cpp": "native", "native-cpp-rebind": "native", "delegate-cpp": 
 
 
 def _vs(variant: str, title: str, reference: str, **more) -> dict:
-    return {"title": title, "field": "latency_ms", "of": variant, "vs": reference, "whole": True, "format": ".3f",
-            "unit": "×", **more}
+    """p50 of `variant` over `reference`'s, the whole run's."""
+    return ratio(title, "latency_ms", reference, of=variant, whole=True, **{"format": ".3f", **more})
 
 
 REPORT = {

@@ -35,6 +35,11 @@ _STATS = {"median": stats.median, "p50": stats.median, "p90": lambda v: stats.pe
           "count": len}
 
 
+def ratio(title: str, field: str, vs: str, **more) -> dict:
+    """A column (or a target) of `field` over variant `vs`'s, per round: "median [lowest–highest]×"."""
+    return {"title": title, "field": field, "vs": vs, "format": ".2f", "unit": "×", **more}
+
+
 def _matches(row: dict, where: Optional[dict]) -> bool:
     """Whether the row has each field of `where` at its value (or at one of a list of values)."""
     return all(row.get(key) in (wanted if isinstance(wanted, list) else [wanted]) for key, wanted in (where or {}).items())
@@ -198,15 +203,19 @@ def plot(run: dict, path: Path) -> bool:
             axes.plot([r[spec["x"]] for r in chosen], [r.get(field) for r in chosen], linewidth=1, label=field)
         axes.set_xlabel(spec["x"])
     else:
-        height = 0.8 / len(spec["series"])
+        height, drawn = 0.8 / len(spec["series"]), False
         for k, variant in enumerate(spec["series"]):
             found = [figure(run["rows"], _peer(run["rows"], {"group": g}, variant), spec) for g in groups]
             values = [v[0] if isinstance(v, tuple) else (v if isinstance(v, (int, float)) else 0.0) for v in found]
+            drawn = drawn or any(values)
             axes.barh([g + k * height for g in range(len(groups))], values, height, label=variant)
         axes.set_yticks([g + 0.4 - height / 2 for g in range(len(groups))], groups)
         axes.invert_yaxis()
         if "vs" in spec and spec.get("op") != "difference":
             axes.axvline(1.0, color="black", linewidth=0.8)
+        if not drawn:  # no variant of the series was measured: no plot
+            plt.close(figure_)
+            return False
     axes.set_title(spec.get("title", ""), fontsize=10)
     axes.legend(fontsize=8)
     figure_.tight_layout()

@@ -1,5 +1,5 @@
-"""llama.cpp as a peer in the benchmarks: built from the source llama-cpp-python's sdist vendors
-(PyPI, the only source this machine reaches), its CPU backend, and the same weights written as GGUF.
+"""llama.cpp as a peer: built from the source llama-cpp-python's sdist vendors (PyPI, the only
+source this machine reaches), its CPU backend, on the same weights written as GGUF.
 
 - `build()` downloads the sdist once (pip download), builds llama-bench, llama-quantize and
   llama-lookup with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache
@@ -9,13 +9,8 @@
   llama.cpp's) as an F32 GGUF with a byte-level vocabulary of the model's size (the first 256 ids
   are bytes, so any text tokenizes, about one id per byte; the rest are placeholders): speed and
   acceptance measurements need no real tokenizer. `quantize()` makes Q4_0 / Q8_0 of it.
-- `bench()` runs llama-bench (JSON); `lookup()` runs llama-lookup (prompt-lookup decoding) and
-  parses its drafted / accepted counts and decode speed.
-- `backend="openvino"` (build, bench): llama.cpp's own OpenVINO backend (ggml-openvino), built in a
-  folder of its own against the openvino wheel's C++ package (it also needs OpenCL's headers and
-  loader: Debian's ocl-icd-opencl-dev, opencl-headers), run on the CPU device, stateful.
-- `mul_mat_perf()` runs one of test-backend-ops' MUL_MAT perf cases (llama.cpp's own kernel
-  benchmark; built on first use, in a build folder of its own since it needs the tests switched on).
+- `bench()` runs llama-bench (JSON), `Runner` as a conversation of the LLM benchmark; `lookup()` runs
+  llama-lookup (prompt-lookup decoding) and parses its drafted / accepted counts and decode speed.
 """
 
 from __future__ import annotations
@@ -53,33 +48,17 @@ def source() -> Path:
     return unpacked
 
 
-BACKENDS = ("cpu", "openvino")
-# How the OpenVINO backend runs: on the CPU, the KV cache as OpenVINO state (faster than its stateless
-# mode here: 55.7 against 45.4 tok/s at SmolLM2-135M's shape, Q8_0).
-OPENVINO_ENV = {"GGML_OPENVINO_DEVICE": "CPU", "GGML_OPENVINO_STATEFUL_EXECUTION": "1"}
+def build() -> Path:
+    """The folder holding the built tools."""
+    out = home() / "build"
+    if not _built(out):
+        _cmake_build(out)
+    return out / "bin"
 
 
-def build(backend: str = "cpu") -> Path:
-    """The folder holding the built tools of `backend` (each in a build folder of its own)."""
-    if backend not in BACKENDS:
-        raise ValueError(f"llama.cpp backend {backend!r}: one of {', '.join(BACKENDS)}")
-    out = home() / ("build" if backend == "cpu" else "build-openvino")
-    tools = out / "bin"
-    options = _openvino_options() if backend == "openvino" else ()
-    if not _built(out, [tools / target for target in TARGETS], tests=False, options=options):
-        _cmake_build(out, TARGETS, tests=False, options=options)
-    return tools
-
-
-def _openvino_options():
-    """CMake options building ggml-openvino against the openvino wheel in this environment."""
-    import openvino
-
-    package = Path(openvino.__file__).parent / "cmake"
-    if not Path("/usr/include/CL/cl.h").exists():
-        raise RuntimeError("llama.cpp's OpenVINO backend needs OpenCL's headers and loader: "
-                           "apt-get install ocl-icd-opencl-dev opencl-headers")
-    return ("-DGGML_OPENVINO=ON", f"-DOpenVINO_DIR={package}")
+def built() -> bool:
+    """Whether the tools are built (a smoke run uses them only then)."""
+    return _built(home() / "build")
 
 
 # ggml's x86 instruction-set options, by the /proc/cpuinfo flag that allows each.
@@ -107,63 +86,30 @@ def isa_options() -> list:
 STAMP = "executorch_openvino-options.txt"  # the CMake options a build folder was configured with
 
 
-def _arguments(tests: bool, options=()) -> list:
-    return ["-DCMAKE_BUILD_TYPE=Release", *isa_options(), "-DLLAMA_CURL=OFF",
-            f"-DLLAMA_BUILD_TESTS={'ON' if tests else 'OFF'}", "-DLLAMA_BUILD_SERVER=OFF", *options]
+def _arguments() -> list:
+    return ["-DCMAKE_BUILD_TYPE=Release", *isa_options(), "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+            "-DLLAMA_BUILD_SERVER=OFF"]
 
 
-def _built(out: Path, tools, tests: bool, options=()) -> bool:
-    """Whether `tools` are in `out` and it was configured with the options a build would use now."""
+def _built(out: Path) -> bool:
+    """Whether the tools are in `out` and it was configured with the options a build would use now."""
     stamp = out / STAMP
-    return (all(tool.exists() for tool in tools) and stamp.exists()
-            and stamp.read_text() == "\n".join(_arguments(tests, options)))
+    return (all((out / "bin" / tool).exists() for tool in TARGETS) and stamp.exists()
+            and stamp.read_text() == "\n".join(_arguments()))
 
 
-def _cmake_build(out: Path, targets, tests: bool, options=()) -> None:
-    """Configures the vendored source into `out` (CPU backend, this CPU's instructions (isa_options), and
-    `options`) and builds `targets`. A folder configured with other options is configured anew."""
+def _cmake_build(out: Path) -> None:
+    """Configures the vendored source into `out` (CPU backend, this CPU's instructions: isa_options) and
+    builds the tools. A folder configured with other options is configured anew."""
     ninja = Path(sys.executable).with_name("ninja")
-    arguments = _arguments(tests, options)
+    arguments = _arguments()
     stamp = out / STAMP
     if stamp.exists() and stamp.read_text() != "\n".join(arguments):
         shutil.rmtree(out)
     subprocess.run(["cmake", "-S", str(source()), "-B", str(out), "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
                     *arguments], check=True, capture_output=True)
-    subprocess.run(["cmake", "--build", str(out), "--target", *targets], check=True, capture_output=True)
+    subprocess.run(["cmake", "--build", str(out), "--target", *TARGETS], check=True, capture_output=True)
     stamp.write_text("\n".join(arguments))
-
-
-def build_kernel_test() -> Path:
-    """test-backend-ops, built once beside the tools (LLAMA_BUILD_TESTS on, only that target)."""
-    out = home() / "build-tests"
-    tool = out / "bin" / "test-backend-ops"
-    if not _built(out, [tool], tests=True):
-        _cmake_build(out, ("test-backend-ops",), tests=True)
-    return tool
-
-
-# Bytes per block and values per block of ggml's weight types (ggml-common.h): a Q4_0 block is an f16 scale
-# and 32 four-bit values, Q8_0 an f16 scale and 32 bytes, Q4_K 256 values in 144 bytes.
-TYPE_SIZES = {"f32": (4, 1), "f16": (2, 1), "q8_0": (34, 32), "q4_0": (18, 32), "q4_K": (144, 256)}
-
-
-def mul_mat_perf(type_a: str, m: int, k: int, n: int = 1) -> dict:
-    """test-backend-ops perf on the CPU backend for MUL_MAT(type_a x f32, m, n, k): microseconds a run, the
-    weights' bytes read per microsecond (GB/s; it reports FLOPS for this op), and the thread count it used
-    (half the hardware threads)."""
-    case = f"type_a={type_a},type_b=f32,m={m},n={n},k={k},"
-    done = subprocess.run([str(build_kernel_test()), "perf", "-o", "MUL_MAT", "-b", "CPU", "-p", case],
-                          capture_output=True, text=True, timeout=600)
-    text = re.sub(r"\x1b\[[0-9;]*m", "", done.stdout)
-    for line in text.splitlines():
-        if case.rstrip(",") in line and "us/run" in line:
-            timing = re.search(r"([\d.]+)\s*us/run", line)
-            us = float(timing.group(1)) if timing else None
-            block_bytes, block_values = TYPE_SIZES[type_a]
-            weight_bytes = m * k // block_values * block_bytes
-            return {"us": us, "gb_s": round(weight_bytes / us / 1e3, 1) if us else None, "weight_mb": weight_bytes / 1e6,
-                    "threads": max(1, (os.cpu_count() or 2) // 2), "line": line.strip()}
-    return {"error": f"no result for {case} (exit {done.returncode}): {(done.stdout + done.stderr)[-500:]}"}
 
 
 def _gguf():
@@ -237,12 +183,10 @@ def quantize(f32: Path, kind: str) -> Path:
     return out
 
 
-def bench(model: Path, prompt: int, generate: int, threads: int = 2, backend: str = "cpu") -> dict:
+def bench(model: Path, prompt: int, generate: int, threads: int = 2) -> dict:
     """llama-bench's prompt and generation tokens/s (means over its repetitions)."""
-    env = dict(os.environ, **(OPENVINO_ENV if backend == "openvino" else {}))
-    done = subprocess.run([str(build(backend) / "llama-bench"), "-m", str(model), "-p", str(prompt), "-n",
-                           str(generate), "-t", str(threads), "-r", "1", "-o", "json"], check=True,
-                          capture_output=True, text=True, env=env)
+    done = subprocess.run([str(build() / "llama-bench"), "-m", str(model), "-p", str(prompt), "-n", str(generate),
+                           "-t", str(threads), "-r", "1", "-o", "json"], check=True, capture_output=True, text=True)
     rows = json.loads(done.stdout)
     result = {}
     for row in rows:
@@ -272,3 +216,19 @@ def lookup(model: Path, prompt: str, generate: int, draft: int = 5, threads: int
     return {"drafted": number(r"n_drafted\s*=\s*(\d+)"), "accepted": number(r"n_accept\s*=\s*(\d+)"),
             "decode_tok_s": number(r"decoded\s+\d+\s+tokens in\s+[\d.]+\s+seconds, speed:\s+([\d.]+) t/s"),
             "log": text[-3000:]}
+
+
+class Runner:
+    """llama-bench on a GGUF as one conversation of the LLM benchmark: a prompt of the conversation's
+    length and `steps` generated tokens (random ids: llama-bench returns none), two threads; its prompt
+    and generation rates as the conversation's times. Its memory is its own process's."""
+
+    def __init__(self, path: Path):
+        if not path.is_file():
+            raise FileNotFoundError(path)
+        self.path = path
+
+    def conversation(self, prompt, steps: int, keep_logits: bool = False) -> dict:
+        rates = bench(self.path, len(prompt), steps)
+        return {"prefill_ms": len(prompt) * 1e3 / rates["prompt_tok_s"], "decode_ms": steps * 1e3 / rates["decode_tok_s"],
+                "ids": None, "logits": None}
