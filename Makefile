@@ -6,12 +6,12 @@
 #   make test    build, then run every test: C++ (ctest), Python (pytest), the Windows loader under
 #                Wine, the installed wheel, optimum-executorch's tasks with our recipe (its own
 #                environment), the sanitizer build, and each fuzz target for a minute
-#   make bench   build, then measure per-call overhead, the model zoo against native OpenVINO and
-#                every alternative, the Hugging Face zoo (bench/hf_zoo/), recurrent models' lowering
-#                time before and after, each optimisation before and after, start-up times, int8
-#                accuracy on every CPU class reachable here, and LLMs (about 2 hours; make bench-quick:
-#                a smoke run of a few minutes; make bench-startup / bench-int8 / bench-llm: those alone)
-#   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles
+#   make bench   build, then measure the model zoo against native OpenVINO and every alternative (C++ and
+#                Python, the delegate's own per-call cost too), the Hugging Face zoo, start-up times and
+#                LLMs at the sizes users run (hours; figures: docs/performance.md). make bench-quick: every
+#                benchmark in its quickest form, in minutes; make bench-<suite>: one (bench/README.md)
+#   make fuzz / make soak   longer fuzzing; 1,000 load-execute-destroy cycles; make test-peer-suite and
+#                make test-int8-cpu-classes: ExecuTorch's whole operator suite, int8 on every CPU class
 
 VENV   ?= .venv
 BUILD  ?= build
@@ -24,8 +24,9 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 # is torch.export and lowering on one core. At most 4: each worker holds its own exported models.
 PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+comma := ,
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak wheel demo bench bench-quick bench-startup bench-int8 bench-llm bench-llm-sizes bench-speculative bench-kernels bench-llm-options bench-paged-attention bench-memory-phases bench-export-time bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-hf-recipe clean distclean
 
 all: build
 
@@ -127,11 +128,22 @@ test-fuzz: fuzz-build
 fuzz: fuzz-build
 	@$(PYTHON) tests/fuzz/run_fuzzers.py $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-# 1,000 cycles of load program -> execute -> destroy in one process (bench/soak/): resident memory, open
-# file descriptors and live compiled models per cycle; report in bench/results/soak-<date>.{md,png}.
+# The longer tests, each a make target of its own (make test runs a short slice of the first two):
+# soak: 1,000 cycles of load program -> execute -> destroy in one process (tests/soak/): resident memory,
+# open file descriptors and live compiled models per cycle; test-peer-suite: ExecuTorch's backend operator
+# suite with our flow beside ExecuTorch's openvino and xnnpack flows (tests/peer_suite/, about 25 minutes a
+# flow); test-int8-cpu-classes: int8 accuracy on every CPU class this machine can show (itself, oneDNN
+# restricted, AVX2 under QEMU) and the overflow fix's speed cost (tests/int8_cpu_classes/, about 8 minutes).
+# Reports in bench/results/ (soak-, peer-suite-, int8-cpu-classes-<date>.md).
 SOAK_CYCLES ?= 1000
 soak: build
-	@$(BENCH_ENV) $(PYTHON) bench/soak/soak.py --cycles $(SOAK_CYCLES)
+	@$(BENCH_ENV) $(PYTHON) tests/soak/soak.py --cycles $(SOAK_CYCLES)
+
+test-peer-suite: build
+	@$(BENCH_ENV) $(PYTHON) tests/peer_suite/run.py
+
+test-int8-cpu-classes: build
+	@$(BENCH_ENV) $(PYTHON) tests/int8_cpu_classes/int8_cpu_classes.py
 
 wheel: setup
 	@$(PYTHON) -m pip wheel . --no-build-isolation --no-deps -q -w dist
@@ -139,106 +151,70 @@ wheel: setup
 demo: build
 	@EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) $(PYTHON) examples/demo.py
 
-# The benchmarks, one folder each under bench/ (bench/README.md), in this order: per-call overhead
-# against native OpenVINO (C++), the model zoo against every alternative (C++ and Python), the Hugging
-# Face zoo, recurrent models' lowering time, each optimisation before and after (the "before" commits
-# are built once under $(BENCH_BEFORES), from git archive), start-up times, int8 by CPU class and LLMs.
-# About 2 hours; reports in bench/results/. QUICK=1 (or make bench-quick): the overhead, the zoo on two
-# models and the Hugging Face zoo on two small ones, in a few minutes, reports in bench/results/quick/.
-# Every benchmark measures $(BUILD): its binaries and its library.
+# The benchmarks, one suite a folder under bench/ (bench/README.md), each on the package's measuring
+# engine (executorch_openvino.benchmark): variants in interleaved rounds, a report per run in
+# bench/results/ (<kind>-<date>.json, and its Markdown rendered from it). Every benchmark measures
+# $(BUILD): its binaries and its library. make bench runs the zoo, the Hugging Face zoo, start-up and the
+# LLMs at 128-token prompts (hours at 1B parameters on 2 cores); make bench-quick runs every suite in its
+# quickest form, in minutes, into bench/results/quick/ (GenAI and llama.cpp are n/a there unless
+# requirements-bench.txt is installed and llama.cpp built; the recipe suite needs .venv-optimum).
 QUICK ?=
-BENCH_BEFORES ?= /tmp/executorch-openvino-befores
 BENCH_ENV = EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) \
 	EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so
 BENCH_RESULTS_DIR = $(abspath bench/results)$(if $(QUICK),/quick)
-# In a variable, since a comma inside $(if ...) would end its arguments.
-HF_ZOO_QUICK = --size small --models bert,vit --rounds 2
 bench: build
-	@$(BENCH_ENV) BENCH_SECONDS=$(if $(QUICK),4,20) BENCH_RESULTS=$(BENCH_RESULTS_DIR) \
-		$(PYTHON) bench/overhead/run_overhead.py
-	@$(BENCH_ENV) $(PYTHON) bench/zoo/zoo.py $(if $(QUICK),--quick)
+	@$(MAKE) --no-print-directory bench-zoo bench-hf-zoo bench-startup
+	@$(if $(QUICK),$(MAKE) --no-print-directory bench-llm-smoke bench-speculative-smoke,$(MAKE) --no-print-directory bench-llm)
+
+bench-quick:
+	@$(MAKE) --no-print-directory bench QUICK=1
+
+# The model zoo from C++ and Python: latency, allocations, loads, memory against native OpenVINO, XNNPACK
+# and ExecuTorch's own OpenVINO delegate, and the delegate's own per-call cost (about an hour).
+bench-zoo: build
+	@$(BENCH_ENV) $(PYTHON) bench/zoo/zoo.py $(if $(QUICK),--quick) --results-dir $(BENCH_RESULTS_DIR)
+
+# Hugging Face architectures at realistic sizes against native OpenVINO's own conversion and XNNPACK.
+bench-hf-zoo: build
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_zoo/hf_zoo.py --results-dir $(BENCH_RESULTS_DIR) \
-		$(if $(QUICK),$(HF_ZOO_QUICK))
-	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/lowering/lowering_time.py)
-	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/before_after/before_after.py --build-befores $(BENCH_BEFORES))
-	@$(if $(QUICK),true,$(BENCH_ENV) $(PYTHON) bench/startup/startup.py)
-	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-int8)
-	@$(if $(QUICK),true,$(MAKE) --no-print-directory bench-llm)
+		$(if $(QUICK),--size small --models bert$(comma)vit --rounds 2 --calls 2)
 
-# Start-up alone (a few minutes): import and --help times against `import torch`, fresh processes.
+# Start-up of fresh processes: import, --help and the runner against `import torch` (a few minutes).
 bench-startup: build
-	@$(BENCH_ENV) $(PYTHON) bench/startup/startup.py
+	@$(BENCH_ENV) $(PYTHON) bench/startup/startup.py --results-dir $(BENCH_RESULTS_DIR) $(if $(QUICK),--rounds 1)
 
-# int8 accuracy on every CPU class this machine can show (itself, oneDNN restricted, AVX2 under QEMU)
-# and the overflow fix's speed cost; about 8 minutes. Report in bench/results/int8-cpu-classes-<date>.md.
-bench-int8: build
-	@$(BENCH_ENV) $(PYTHON) bench/int8/int8_cpu_classes.py
-
-# LLMs (issue 15): a Llama at two sizes (dim 512 / 6 layers and 125 M parameters), fp32, int8 and int4
-# weights; prefill ms and decode tokens/s of ours, XNNPACK (plain and ExecuTorch's custom ops), ExecuTorch's
-# kernels, native OpenVINO and OpenVINO GenAI, interleaved; peak RSS; greedy ids against eager. About an hour.
-# Report in bench/results/llm-<date>.md, .png and .json. LLM_ROUNDS: rounds per size and format.
-LLM_ROUNDS ?= 4
-# llama.cpp's OpenVINO backend (a variant of bench-llm and bench-llm-sizes) builds against OpenCL too.
-LLAMACPP_PACKAGES := ocl-icd-opencl-dev opencl-headers
+# Language models at the sizes users run (SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes), int8
+# and int4, against OpenVINO GenAI's default and llama.cpp in the same rounds (llama.cpp is built once
+# from llama-cpp-python's sdist). bench-llm: 128-token prompts, ours grown and paged; bench-llm-p1024:
+# 1024-token prompts, also precision="fast". Hours at 1B on 2 cores: LLM_SIZES picks sizes.
+LLM_ROUNDS ?= 5
+LLM_SIZES ?= smollm2-360m,qwen2.5-0.5b,llama3.2-1b
+LLM_FORMATS ?= int8,int4
 bench-llm: build venv-bench
-	@bash scripts/install_system_packages.sh $(LLAMACPP_PACKAGES)
-	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS)
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) \
+		--formats $(LLM_FORMATS) --variants ours,ours-paged,genai-default,llamacpp
+bench-llm-p1024: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds 3 --formats $(LLM_FORMATS) \
+		--sizes $(subst $(comma),-p1024$(comma),$(LLM_SIZES))-p1024 \
+		--variants ours,ours-paged,ours-fast,ours-fast-paged,genai-default
+bench-llm-smoke: build
+	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --smoke --variants ours,ours-paged,xnnpack,genai-default
 
-# optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO
-# GenAI (issue 29): a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4;
-# export, load, prefill, decode, peak RSS, greedy ids. About an hour; report in
-# bench/results/hf-recipe-<date>.md and .json. HF_RECIPE_ROUNDS: rounds per model and format.
+# Speculative decoding (prompt lookup, draft programs, drafts that never land, static caches, a drafter of
+# controlled acceptance, grown and paged) and what a call costs, against plain decoding, GenAI's and
+# llama.cpp's own, at SmolLM2-135M's shape (about 15 minutes of exports, then 10).
+bench-speculative: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
+bench-speculative-smoke: build
+	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --smoke
+
+# optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO GenAI:
+# a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4 (about an hour; two
+# environments, .venv-bench's and .venv-optimum).
 HF_RECIPE_ROUNDS ?= 5
 bench-hf-recipe: build venv-bench venv-optimum
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_recipe/hf_recipe_bench.py --rounds $(HF_RECIPE_ROUNDS) \
 		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
-
-# The sizes users run (issue 30): Llamas of SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes, int8
-# and int4 (and fp32 at 360M), prompts of 128 and 1024, 128 generated tokens; ours through
-# ExecuTorch's runner, OpenVINO GenAI (default and f32) and llama.cpp (built once from llama-cpp-python's
-# sdist: its CPU backend, and its OpenVINO backend against the openvino wheel, which needs OpenCL's
-# Debian packages) in the same rounds. Hours at 1B on 2 cores: LLM_SIZES picks sizes. Reports in
-# bench/results/llm-<date>.md.
-LLM_SIZES ?= smollm2-360m,smollm2-360m-p1024,qwen2.5-0.5b,qwen2.5-0.5b-p1024,llama3.2-1b,llama3.2-1b-p1024
-LLM_SIZES_VARIANTS = ours,ours-runner,genai,genai-default,llamacpp,llamacpp-openvino
-bench-llm-sizes: build venv-bench
-	@bash scripts/install_system_packages.sh $(LLAMACPP_PACKAGES)
-	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) --formats int8,int4 \
-		--variants $(LLM_SIZES_VARIANTS)
-	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes smollm2-360m --formats fp32 \
-		--variants $(LLM_SIZES_VARIANTS)
-
-# Speculative decoding (prompt lookup, a draft model), drafts that never land, static caches, a drafter
-# of controlled acceptance, and what a call costs (going back, a change of width), against plain
-# decoding and llama.cpp's own lookup decoding, at SmolLM2-135M's shape (int8; f32 for the controlled
-# rows); about 10 minutes of exports, then 5. Report in bench/results/speculative-<date>.md.
-bench-speculative: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
-
-# Why decode speeds differ (issue 30): compressed linear layers in native OpenVINO, every weight form, on
-# large matrices and a decoder's small ones, beside llama.cpp's kernels (fc-kernels-<date>.md, about 5
-# minutes); OpenVINO's LLM options on ours' 360M program, speed and accuracy (llm-options-<date>.md,
-# about 15 minutes with the exports); and where its memory comes from, phase by phase, beside native
-# OpenVINO on the same IR (memory-phases-<date>.md, about 10 minutes with the exports).
-bench-kernels: venv-bench
-	@$(PYTHON) bench/kernels/fc_kernels.py --rounds 5
-bench-llm-options: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_options.py --size smollm2-360m --formats int8,int4 --rounds 5
-# OpenVINO's paged attention on ours' IR, natively (paged-attention-<date>.md, about 10 minutes with the export):
-# what the form GenAI runs would give the delegate's prefill and decode, and going back in a conversation.
-bench-paged-attention: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/paged_attention.py --size qwen2.5-0.5b-p1024 --formats int8 --rounds 3
-# An LLM's export time (issue 30): ours (this checkout, and EXPORT_BEFORE's package) beside optimum-intel's,
-# SmolLM2-360M's shape, fp32 / int8 / int4, fresh processes alternating; about 25 minutes a round.
-EXPORT_BEFORE ?= 4eaa8e1
-bench-export-time: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/export_time.py --size smollm2-360m --before $(EXPORT_BEFORE) --rounds 2
-bench-memory-phases: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/llm/memory_phases.py --size smollm2-360m --formats int8,int4
-
-bench-quick:
-	@$(MAKE) --no-print-directory bench QUICK=1
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log $(ASAN_BUILD) $(FUZZ_BUILD)

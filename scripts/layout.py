@@ -27,7 +27,7 @@ LONGEST, MINIMUM = 150, 20  # characters of a description
 
 # Folders drawn file by file; the others are drawn as one line each (their first-level contents).
 DETAILED = ("src", "include", "python/executorch_openvino")
-OUTLINED = ("tests", "bench", "cmake", "examples", "scripts", "docs")
+OUTLINED = ("tests", "bench", "workloads", "cmake", "examples", "scripts", "docs")
 _SKIPPED = {"__pycache__", "results", "corpus", "regressions"}
 _C_SUFFIXES = (".h", ".cpp", ".c")
 

@@ -1,10 +1,13 @@
-"""What the benchmarks share: where things are (paths), the machine and versions a report names
-(machine), median, quantiles and ranges (stats), the order of interleaved rounds and the timed call
-(rounds), resident memory of this process (memory), report files and Markdown tables (reports), child
-processes (processes) and git (git).
+"""What the benchmarks share beyond the package's measuring engine (executorch_openvino.benchmark):
+where things are (paths), child processes (processes) and what a lowered program holds (programs).
 
-Each benchmark script puts bench/ on sys.path and imports from here:
+Each benchmark script puts bench/ on sys.path and imports from here, which puts the checkout's
+python/ (the package measured) and its root (workloads/, the models tests/ shares) on sys.path:
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common
-    from common import paths, reports
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+    from common import paths
 """
+
+from . import paths
+
+paths.on_path(paths.PYTHON, paths.REPO)

@@ -11,7 +11,6 @@ from typing import Optional
 BENCH = Path(__file__).resolve().parents[1]
 REPO = BENCH.parent
 PYTHON = REPO / "python"  # the package's source, imported from the checkout
-TESTS = REPO / "tests" / "python"  # the tests' helpers (hf_zoo_models, quantized_cases, ...)
 RESULTS = BENCH / "results"  # the reports kept in git: the latest of each kind
 QUICK_RESULTS = RESULTS / "quick"  # smoke runs' reports (--quick), never kept
 
@@ -32,7 +31,7 @@ def built_runner(build: Path = BUILD) -> Path:
 
 
 def bench_binary(name: str, build: Path = BUILD) -> Path:
-    """A C++ benchmark of a build (bench_delegate_overhead, bench_zoo_cpp)."""
+    """A C++ benchmark of a build (bench_zoo_cpp)."""
     return build / "bench" / name
 
 

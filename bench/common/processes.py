@@ -24,11 +24,6 @@ def child_env(**changes: Value) -> Dict[str, str]:
     return env
 
 
-def path_list(*folders: Value) -> str:
-    """Folders as one PYTHONPATH-style value, empty ones left out."""
-    return os.pathsep.join(str(folder) for folder in folders if folder)
-
-
 def run_python(script: Path, *args: object, env: Optional[Dict[str, str]] = None, timeout: Optional[float] = None,
                check: bool = False, capture: bool = True) -> subprocess.CompletedProcess:
     """`script` with `args` in a fresh interpreter (this one's), its output captured as text."""

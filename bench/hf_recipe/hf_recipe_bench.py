@@ -11,15 +11,12 @@ environment, driven from here; per model and weight format the variants' workers
 take turns, one conversation each per round, the order rotated every round.
 
   .venv/bin/python bench/hf_recipe/hf_recipe_bench.py [--models llama,whisper] [--formats fp32,int8,int4]
-      [--variants ours,xnnpack,genai] [--rounds 6] [--smoke] [--optimum-python PATH] [--work DIR]
-      [--reuse xnnpack,genai] [--package DIR] [--results-dir DIR]
-      [--report-from hf-recipe-<date>.json [--notes notes.md]]
+      [--variants ours,xnnpack,genai] [--rounds 6] [--smoke] [--optimum-python PATH] [--work DIR] [--results-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import select
@@ -27,18 +24,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
-from common import machine, paths, processes, reports  # noqa: E402
-from common.reports import say  # noqa: E402
-from common.rounds import rotated  # noqa: E402
+sys.path.insert(0, str(HERE.parent))  # bench/
+from common import paths, processes  # noqa: E402
 
 import hf_recipe_models as models  # noqa: E402
 import hf_recipe_variants as variants  # noqa: E402
+from executorch_openvino import benchmark  # noqa: E402
+from executorch_openvino.benchmark.report import ratio as _vs  # noqa: E402
+from executorch_openvino.benchmark.machine import load_average  # noqa: E402
+from peers import decoding  # noqa: E402
+
+say = print
 
 WORKER = HERE / "hf_recipe_worker.py"
 TIMEOUTS = {"prepare": 1800, "reference": 1800, "export": 3600, "ready": 1200, "run": 900, "quit": 120}
@@ -50,15 +50,46 @@ MAIN_DISTRIBUTIONS = ("torch", "transformers", "optimum", "optimum-intel", "open
                       "openvino-tokenizers", "nncf")
 
 
+REPORT = {
+    "description": [
+        "What a Hugging Face user gets from each export path on the same checkpoint (random weights): ours "
+        "(optimum-executorch's main_export with recipe=\"openvino\", run by its ExecuTorchModelForCausalLM / "
+        "ExecuTorchModelForSpeechSeq2Seq), its xnnpack recipe at its fastest settings (custom SDPA and KV cache, "
+        "8da8w / 8da4w), and optimum-intel's export run by OpenVINO GenAI (LLMPipeline's stateful path / "
+        "WhisperPipeline, ours' f32 numerics). Each export in a fresh process (its time: the export call alone); "
+        "per model and weight format one serving worker per variant (load, then a first conversation: cold first "
+        "token, greedy ids and logits against eager), then rounds: one conversation each per round, the order "
+        "rotated, a new prompt (or 30 s of audio) each round. Cells: median [lowest–highest] over the rounds, "
+        "ratios per round. Prefill: the Llama's 128-token prompt to its first token; Whisper's encoder and "
+        "decoder prompt (its features are extracted before the clock)."],
+    "tables": [{"title": "Export, load, prefill, decode, memory", "each": "group", "columns": [
+        {"title": "variant", "field": "variant"}, {"title": "export s", "field": "export_s", "format": ".0f"},
+        {"title": "artifact MB", "field": "artifact_mb", "format": ".0f"},
+        {"title": "load s", "field": "load_s", "format": ".2f"},
+        {"title": "cold first token s", "field": "first_token_s", "format": ".2f"},
+        {"title": "prefill ms", "field": "prefill_ms", "stat": "spread", "format": ".1f"},
+        {"title": "decode tok/s", "field": "decode_tok_s", "stat": "spread", "format": ".1f"},
+        _vs("decode / xnnpack", "decode_tok_s", variants.XNNPACK), _vs("decode / genai", "decode_tok_s", variants.GENAI),
+        _vs("prefill / xnnpack", "prefill_ms", variants.XNNPACK), _vs("prefill / genai", "prefill_ms", variants.GENAI),
+        {"title": "peak RSS MB", "field": "peak_mb", "format": ".0f"},
+        {"title": "added MB", "field": "added_mb", "format": ".0f"},
+        {"title": "correctness (vs eager)", "field": "correctness"}]}],
+    "targets": [dict(_vs("decode ≥ 1.0× the xnnpack recipe", "decode_tok_s", variants.XNNPACK), at_least=1.0,
+                     where={"variant": variants.OURS}),
+                dict(_vs("decode ≥ 1.0× GenAI", "decode_tok_s", variants.GENAI), at_least=1.0,
+                     where={"variant": variants.OURS})],
+}
+
+
 class Environments:
     """The Python and the environment variables of each side's workers."""
 
-    def __init__(self, optimum_python: str, package: Path = paths.PYTHON):
+    def __init__(self, optimum_python: str):
         common = dict(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
         library = paths.use_built_library()
-        # The checkout's package (or --package's) first on the path (the optimum environment may hold
-        # an older wheel), the build's library.
-        self.optimum = (optimum_python, processes.child_env(**common, PYTHONPATH=package,
+        # The checkout's package first on the path (the optimum environment may hold an older wheel),
+        # the build's library.
+        self.optimum = (optimum_python, processes.child_env(**common, PYTHONPATH=paths.PYTHON,
                                                             EXECUTORCH_OPENVINO_LIBRARY=library))
         self.main = (sys.executable, processes.child_env(**common))
 
@@ -139,33 +170,20 @@ class Served:
 
 def compare(probe: dict, reference: dict, steps: int) -> dict:
     """Greedy ids (and logits, where the variant gives them) of a probe against an eager reference."""
-    ids, eager = probe["ids"][:steps], reference["ids"][:steps]
-    same = next((i for i, (a, b) in enumerate(zip(ids, eager)) if a != b), min(len(ids), len(eager)))
-    result = {"steps": len(eager), "ids_equal": ids == eager, "first_divergence": same,
-              "agreement": sum(a == b for a, b in zip(ids, eager)) / max(1, len(eager))}
-    if probe.get("logits") is not None and reference.get("logits") is not None:
-        upto = min(same + 1, len(probe["logits"]), len(reference["logits"]))
-        diff = (probe["logits"][:upto] - reference["logits"][:upto]).abs()
-        result.update(prompt_max_abs=float(diff[0].max()), max_abs=float(diff.max()),
-                      logit_scale=float(reference["logits"][0].abs().max()))
-    return result
+    return decoding.compare(probe["ids"], probe.get("logits"), reference["ids"], reference.get("logits"), steps)
 
 
 # --- one model ---------------------------------------------------------------------------------------------
 
 
 def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, work: Path, envs: Environments,
-                   references: Dict[str, dict], reuse: List[str]) -> dict:
+                   references: Dict[str, dict]) -> dict:
     import torch
 
     entries: Dict[str, dict] = {variant: {"settings": variants.describe(variant, fmt, size)} for variant in chosen}
     for variant in chosen:
         entry = entries[variant]
-        earlier = work / f"step-export-{variant}-{fmt}-{size.name}.json"
-        if variant in reuse and earlier.is_file() and "error" not in json.loads(earlier.read_text()):
-            entry["export"] = dict(json.loads(earlier.read_text()), reused=True)
-        else:
-            entry["export"] = run_step(envs.of(variant), "export", work, variant, fmt, size.name, work)
+        entry["export"] = run_step(envs.of(variant), "export", work, variant, fmt, size.name, work)
         if "error" in entry["export"]:
             entry["error"] = "export: " + entry["export"]["error"]
             say(f"  {variant} {fmt}: export failed: {_short(entry['export']['error'])[:300]}")
@@ -174,7 +192,7 @@ def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, 
                 f"({entry['export']['bytes'] / 2**20:.0f} MB)")
     # Each worker loads and runs its probe alone (the others idle), then all take turns.
     served: Dict[str, Served] = {}
-    loads = [machine.load_average()]
+    loads = [load_average()]
     try:
         for variant in [v for v in chosen if "error" not in entries[v]]:
             entry = entries[variant]
@@ -203,7 +221,7 @@ def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, 
         order = list(served)
         for r in range(rounds if served else 0):
             results = {}
-            for variant in rotated(order, r):
+            for variant in benchmark.round_order(order, r):
                 if variant not in served:
                     continue
                 try:
@@ -223,7 +241,7 @@ def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, 
     finally:
         for variant, worker in served.items():
             entries[variant]["final"] = worker.close()
-    loads.append(machine.load_average())
+    loads.append(load_average())
     # The same weight format's ours against GenAI: both compress with NNCF the same way.
     cross = {}
     probes = {v: torch.load(work / f"probe-{v}-{fmt}.pt") for v in chosen
@@ -236,7 +254,7 @@ def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, 
 
 
 def measure(kind: str, size_name: str, formats: List[str], chosen: List[str], rounds: int, work_root: Path,
-            envs: Environments, keep: bool, reuse: List[str]) -> dict:
+            envs: Environments, keep: bool) -> dict:
     import torch
 
     size = models.SIZES[size_name]
@@ -259,7 +277,7 @@ def measure(kind: str, size_name: str, formats: List[str], chosen: List[str], ro
         f"{record['reference']['ids_equal']}, logits max abs difference {record['reference']['logits_max_abs']:.2g}")
     references = {"main": torch.load(work / "reference-main.pt"), "optimum": torch.load(work / "reference-optimum.pt")}
     for fmt in formats:
-        record["formats"][fmt] = measure_format(size, fmt, chosen, rounds, work, envs, references, reuse)
+        record["formats"][fmt] = measure_format(size, fmt, chosen, rounds, work, envs, references)
         if not keep:
             for variant in chosen:
                 shutil.rmtree(work / f"{variant}-{fmt}", ignore_errors=True)
@@ -296,15 +314,7 @@ def parse_args(argv):
                              ".venv-optimum/bin/python)")
     parser.add_argument("--work", type=Path, help="keep checkpoints, artifacts and logs here (default: a temporary "
                         "folder, removed)")
-    parser.add_argument("--reuse", default="", help="variants whose exports an earlier run left in --work are "
-                        "reused (their recorded export figures reported), e.g. xnnpack,genai")
-    parser.add_argument("--package", type=Path, default=paths.PYTHON, help="the folder holding the executorch_openvino "
-                        "package ours runs (default the checkout's python/; e.g. a candidate fix's copy)")
-    reports.add_results_dir(parser, quick=True)
-    parser.add_argument("--report-from", type=Path, help="measure nothing: write the report again from a run's "
-                        "hf-recipe-<date>.json")
-    parser.add_argument("--notes", type=Path, help="a Markdown file of explanations (why a target was missed) "
-                        "for the report's Why section; kept in the run's JSON (with --report-from: added to it)")
+    parser.add_argument("--results-dir", type=Path)
     args = parser.parse_args(argv)
     args.models = args.models.split(",")
     sizes = args.sizes.split(",") if args.sizes else [
@@ -313,11 +323,8 @@ def parse_args(argv):
         parser.error("--sizes needs one size per model")
     args.sizes = sizes
     args.formats, args.variants = args.formats.split(","), args.variants.split(",")
-    args.reuse = [name for name in args.reuse.split(",") if name]
-    if args.reuse and not args.work:
-        parser.error("--reuse needs --work (the folder of the earlier run)")
     args.rounds = args.rounds or (2 if args.smoke else 6)
-    args.results_dir = reports.results_dir(args.results_dir, args.smoke)
+    args.results_dir = args.results_dir or (paths.QUICK_RESULTS if args.smoke else paths.RESULTS)
     for given, known, what in ((args.models, models.KINDS, "model"), (args.formats, models.FORMATS, "format"),
                                (args.variants, variants.VARIANTS, "variant"), (args.sizes, models.SIZES, "size")):
         unknown = [name for name in given if name not in known]
@@ -328,54 +335,57 @@ def parse_args(argv):
             parser.error(f"size {size} is not a {kind}")
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
-    if not args.report_from and not Path(args.optimum_python).is_file():
+    if not Path(args.optimum_python).is_file():
         parser.error(f"no optimum-executorch environment at {args.optimum_python} (make venv-optimum, or "
                      "--optimum-python / OPTIMUM_PYTHON)")
     return args
 
 
+def record_rows(run: dict, record: dict) -> None:
+    """The run's rows from one model's record: one per variant and weight format."""
+    size = models.SIZES[record["size"]["name"]]
+    for note in ("prepare", "reference"):
+        if "error" in record.get(note, {}):
+            run["notes"].append(f"{size.name}: {note} failed: {_short(record[note]['error'])}")
+    for fmt, measured in record["formats"].items():
+        for variant, entry in measured["variants"].items():
+            export, ready, probe, final = (entry.get(k) or {} for k in ("export", "ready", "probe", "final"))
+            talks = [r[variant] for r in measured["rounds"] if variant in r]
+            peak = final.get("peak_kb") or probe.get("peak_kb")
+            row = benchmark.add_row(
+                run, f"{size.name}, {fmt}", variant, export_s=export.get("seconds"),
+                artifact_mb=export["bytes"] / 2**20 if "bytes" in export else None,
+                load_s=ready["load_ms"] / 1e3 if "load_ms" in ready else None,
+                first_token_s=(ready["load_ms"] + probe["prefill_ms"]) / 1e3 if "prefill_ms" in probe else None,
+                prefill_ms=[t["prefill_ms"] for t in talks] or None,
+                decode_tok_s=[size.steps * 1e3 / t["decode_ms"] for t in talks] or None,
+                peak_mb=peak / 1024 if peak else None,
+                added_mb=(peak - ready["baseline_kb"]) / 1024 if peak and ready.get("baseline_kb") else None,
+                correctness=decoding.correctness(entry.get("correctness", {})))
+            if entry.get("error"):
+                row["correctness"] = f"failed: {_short(entry['error'])}"[:300]
+
+
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    notes = args.notes.read_text() if args.notes else None
-    if args.report_from:
-        run = json.loads(args.report_from.read_text())
-        if notes is not None:  # kept with the run, so that the report can be written again with them
-            run["notes"] = notes
-            args.report_from.write_text(json.dumps(run, indent=1))
-        stamp = args.report_from.stem.removeprefix("hf-recipe-")
-        return write_report(run, args.report_from.parent, stamp)
-    envs = Environments(args.optimum_python, args.package)
-    started, load_before = time.perf_counter(), machine.load_average()
-    measured = machine.our_version()  # read before the run, which may outlast edits
-    run = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "rounds": args.rounds,
-           "formats": args.formats, "variants": args.variants, "executorch_openvino": measured,
-           "machine_cpu": machine.cpu_model(), "cores": os.cpu_count(), "smoke": args.smoke,
-           "versions": {"main": versions(envs.main, MAIN_DISTRIBUTIONS),
-                        "optimum": versions(envs.optimum, OPTIMUM_DISTRIBUTIONS)},
-           "optimum_python": args.optimum_python, "records": [],
-           "package": None if args.package.resolve() == paths.PYTHON.resolve() else str(args.package),
-           "notes": notes or ""}
+    envs = Environments(args.optimum_python)
+    versions_of = {"main": versions(envs.main, MAIN_DISTRIBUTIONS), "optimum": versions(envs.optimum, OPTIMUM_DISTRIBUTIONS)}
+    run = benchmark.new_run("hf-recipe", "optimum-executorch's openvino recipe against its xnnpack recipe and GenAI",
+                            checkout=paths.REPO, report=REPORT,
+                            settings={"rounds": args.rounds, "optimum-executorch's environment": args.optimum_python,
+                                      **{f"{side} environment": ", ".join(f"{k} {v}" for k, v in found.items())
+                                         for side, found in versions_of.items()}})
     work_root = args.work or Path(tempfile.mkdtemp(prefix="hf-recipe-bench-"))
     try:
         for kind, size in zip(args.models, args.sizes):
-            run["records"].append(measure(kind, size, args.formats, args.variants, args.rounds, work_root, envs,
-                                          keep=bool(args.work), reuse=args.reuse))
+            run["notes"].append(f"{size}: {models.SIZES[size].describe()}")
+            record_rows(run, measure(kind, size, args.formats, args.variants, args.rounds, work_root, envs,
+                                     keep=bool(args.work)))
     finally:
         if not args.work:
             shutil.rmtree(work_root, ignore_errors=True)
-    run.update(load_before=load_before, load_after=machine.load_average(), seconds=time.perf_counter() - started)
-    stamp = reports.stamp()
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / f"hf-recipe-{stamp}.json").write_text(json.dumps(run, indent=1))
-    return write_report(run, args.results_dir, stamp)
-
-
-def write_report(run: dict, directory: Path, stamp: str) -> int:
-    import hf_recipe_report
-
-    text = "\n".join(hf_recipe_report.report(run)) + "\n"
-    path = reports.print_and_save(text, directory, f"hf-recipe-{stamp}.md")
-    say(f"wrote {path}")
+    markdown = benchmark.save(benchmark.finish(run), args.results_dir)
+    print(markdown.read_text())
     return 0
 
 

@@ -2,7 +2,7 @@
 random weights (nothing is downloaded), their inputs, and their eager references.
 
   llama:   a LlamaForCausalLM of SmolLM2-135M's shape (tied embeddings), with a byte-level BPE
-           tokenizer of the same vocabulary trained in code (bench/llm/llm_text.py);
+           tokenizer of the same vocabulary trained in code (workloads/tokenizer.py);
   whisper: a WhisperForConditionalGeneration of whisper-base's shape with what its pipelines read
            beside the weights: a Whisper tokenizer (a BPE trained in code, then Whisper's special and
            timestamp tokens, as the real vocabulary has them), a WhisperFeatureExtractor, and a
@@ -22,7 +22,8 @@ from typing import Dict, List, Tuple
 import numpy as np
 import torch
 
-import llm_text
+from peers import decoding
+from workloads import tokenizer as llm_text
 
 SEED = 20261204
 LLAMA, WHISPER = "llama", "whisper"
@@ -235,15 +236,9 @@ def features(checkpoint: Path, samples: np.ndarray) -> torch.Tensor:
 
 
 def _greedy(step, first: List[int], steps: int) -> Tuple[List[int], torch.Tensor]:
-    """(ids, logits): `first` in one call, then steps + 1 greedy tokens; logits of the first call's
-    last position and of each step (the rows the ExecuTorch variants give)."""
-    rows = [step(first, 0)]
-    ids, position = [int(rows[-1].argmax())], len(first)
-    for _ in range(steps):
-        rows.append(step([ids[-1]], position))
-        ids.append(int(rows[-1].argmax()))
-        position += 1
-    return ids, torch.stack(rows)
+    """(ids, logits) of peers.decoding.greedy: `first` in one call, then steps greedy tokens."""
+    done = decoding.greedy(step, first, steps, keep_logits=True)
+    return done["ids"], done["logits"]
 
 
 def llama_reference(checkpoint: Path, tokens: List[int], steps: int) -> Tuple[List[int], torch.Tensor]:

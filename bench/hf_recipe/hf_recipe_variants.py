@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 import hf_recipe_models as models
+from peers import decoding, genai
 
 OURS, XNNPACK, GENAI = "ours", "xnnpack", "genai"
 VARIANTS = (OURS, XNNPACK, GENAI)
@@ -70,10 +71,8 @@ def et_export_options(variant: str, fmt: str, size: models.Size) -> dict:
 def optimum_intel_arguments(fmt: str, size: models.Size, checkpoint: Path, out: Path) -> List[str]:
     """optimum-cli's arguments: the LLM benchmark's weight formats (int8 asymmetric per channel; int4
     symmetric in groups, every linear layer, the embedding and the head int8_asym: ours' scheme)."""
-    import llm_setup
-
     kind = "text-generation-with-past" if size.kind == models.LLAMA else "automatic-speech-recognition-with-past"
-    return ["export", "openvino", "--model", str(checkpoint), "--task", kind, *llm_setup.optimum_args(fmt, size),
+    return ["export", "openvino", "--model", str(checkpoint), "--task", kind, *genai.optimum_args(fmt, size.group),
             str(out)]
 
 
@@ -162,9 +161,7 @@ class EtCausalLM:
         return logits[0, -1]
 
     def conversation(self, given, steps: int, keep_logits: bool) -> dict:
-        from llm_runners import greedy_conversation
-
-        return dict(greedy_conversation(self._step, given, steps, keep_logits))
+        return dict(decoding.greedy(self._step, given, steps, keep_logits))
 
 
 class EtWhisper:
@@ -186,89 +183,31 @@ class EtWhisper:
 
         begin = time.perf_counter()
         features = self.extractor(samples, sampling_rate=models.SAMPLE_RATE, return_tensors="pt").input_features
-        start = time.perf_counter()
-        encoded, rows, position = None, [], 0
-        for token in self.start_ids:
-            logits, encoded = self.model.forward(features, torch.tensor([[token]], dtype=torch.long),
-                                                 torch.tensor([position], dtype=torch.long), encoded)
-            position += 1
-        row = logits[0, -1]
-        ids = [int(row.argmax())]
-        prefilled = time.perf_counter()
-        rows.append(row.clone() if keep_logits else None)
-        for _ in range(steps):
-            logits, encoded = self.model.forward(features, torch.tensor([[ids[-1]]], dtype=torch.long),
-                                                 torch.tensor([position], dtype=torch.long), encoded)
-            position += 1
-            row = logits[0, -1]
-            ids.append(int(row.argmax()))
-            if keep_logits:
-                rows.append(row.clone())
-        done = time.perf_counter()
-        return {"prefill_ms": (prefilled - start) * 1e3, "decode_ms": (done - prefilled) * 1e3, "ids": ids[:steps],
-                "features_ms": (start - begin) * 1e3,
-                "logits": torch.stack(rows).float() if keep_logits else None}
+        features_ms = (time.perf_counter() - begin) * 1e3
+        state = {"encoded": None}
+
+        def step(tokens: List[int], position: int):  # the program's decoder takes one token a call
+            for offset, token in enumerate(tokens):
+                logits, state["encoded"] = self.model.forward(features, torch.tensor([[token]], dtype=torch.long),
+                                                              torch.tensor([position + offset], dtype=torch.long),
+                                                              state["encoded"])
+            return logits[0, -1]
+
+        return dict(decoding.greedy(step, self.start_ids, steps, keep_logits), features_ms=features_ms)
 
 
-class GenaiLLM:
-    """bench/llm's GenaiRunner (LLMPipeline fed token ids, greedy, ignore_eos; TTFT and TPOT) with the
-    stateful path's properties."""
-
-    def __init__(self, folder: Path, checkpoint: Path):
-        from llm_runners import F32_PROPERTIES, GenaiRunner
-
-        self.runner = GenaiRunner(folder, dict(F32_PROPERTIES, **LLM_PIPELINE_PROPERTIES))
-
-    def conversation(self, given, steps: int, keep_logits: bool) -> dict:
-        return dict(self.runner.conversation(given, steps))
+def genai_llm(folder: Path, checkpoint: Path):
+    """LLMPipeline on its stateful path (ATTENTION_BACKEND=SDPA), with ours' f32 numerics."""
+    return genai.GenaiRunner(folder, dict(genai.F32_PROPERTIES, **LLM_PIPELINE_PROPERTIES))
 
 
-class GenaiWhisper:
-    """openvino_genai.WhisperPipeline on optimum-intel's export, fed the raw audio; greedy, ignore_eos,
-    steps + 1 new tokens, no timestamps. Prefill: its TTFT less its own feature extraction (which
-    ExecuTorch's variants do before the clock), so the encoder and the decoder prompt; decode: TPOT.
-    The ids come from a streamer."""
-
-    def __init__(self, folder: Path, checkpoint: Path):
-        import openvino_genai
-        from llm_runners import F32_PROPERTIES
-
-        self.genai = openvino_genai
-        self.pipe = openvino_genai.WhisperPipeline(str(folder), "CPU", **F32_PROPERTIES)
-
-    def conversation(self, samples, steps: int, keep_logits: bool) -> dict:
-        genai = self.genai
-
-        class Collect(genai.StreamerBase):
-            def __init__(self):
-                super().__init__()
-                self.ids: List[int] = []
-
-            def write(self, token):
-                self.ids += list(token) if isinstance(token, list) else [token]
-                return genai.StreamingStatus.RUNNING
-
-            def end(self):
-                pass
-
-        config = self.pipe.get_generation_config()
-        config.max_new_tokens = steps + 1
-        config.ignore_eos, config.do_sample, config.return_timestamps = True, False, False
-        streamer = Collect()
-        start = time.perf_counter()
-        result = self.pipe.generate(samples.tolist(), config, streamer)
-        wall_ms = (time.perf_counter() - start) * 1e3
-        metrics = result.perf_metrics
-        ttft, tpot = metrics.get_ttft().mean, metrics.get_tpot().mean
-        features = metrics.get_features_extraction_duration().mean
-        return {"prefill_ms": ttft - features, "decode_ms": tpot * steps, "ids": streamer.ids[:steps], "logits": None,
-                "features_ms": features, "encoder_ms": metrics.get_encode_inference_duration().mean,
-                "wall_ms": wall_ms, "generated": len(streamer.ids)}
+def genai_whisper(folder: Path, checkpoint: Path):
+    return genai.GenaiWhisper(folder, genai.F32_PROPERTIES)
 
 
-RUNNERS = {(OURS, models.LLAMA): EtCausalLM, (XNNPACK, models.LLAMA): EtCausalLM, (GENAI, models.LLAMA): GenaiLLM,
+RUNNERS = {(OURS, models.LLAMA): EtCausalLM, (XNNPACK, models.LLAMA): EtCausalLM, (GENAI, models.LLAMA): genai_llm,
            (OURS, models.WHISPER): EtWhisper, (XNNPACK, models.WHISPER): EtWhisper,
-           (GENAI, models.WHISPER): GenaiWhisper}
+           (GENAI, models.WHISPER): genai_whisper}
 
 
 def imports_for(variant: str) -> None:

@@ -24,7 +24,9 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent), str(HERE.parent / "llm")]  # hf_recipe/, bench/ (common), bench/llm
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # hf_recipe/, bench/ (peers)
+# The package (its measuring engine), unless PYTHONPATH names one; the checkout's root (workloads/).
+sys.path += [str(HERE.parents[1] / "python"), str(HERE.parents[1])]
 
 import hf_recipe_models as models  # noqa: E402
 
@@ -97,7 +99,7 @@ def serve(variant: str, fmt: str, size: models.Size, work: Path) -> int:
     import torch
 
     import hf_recipe_variants as variants
-    from common.memory import peak_kb, reset_peak, rss_kb
+    from executorch_openvino.benchmark.memory import peak_kb, reset_peak, rss_kb
 
     try:
         variants.imports_for(variant)

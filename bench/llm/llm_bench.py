@@ -1,23 +1,23 @@
-"""The LLM benchmark (issue 15): prefill and decode of a Llama at two sizes and three weight formats,
-every way of running it, interleaved in one run.
+"""Language models at the sizes users run (`make bench-llm`, `make bench-llm-p1024`): prefill and decode
+of a Llama of each size and weight format, every way of running it, interleaved in one run.
 
-Variants: ours (ExecuTorch's Llama lowered with our OpenvinoPartitioner, through executorch.runtime);
-XNNPACK plain (the same export, XnnpackPartitioner); XNNPACK the way ExecuTorch's export_llama does it
-(its custom SDPA and KV cache ops, its 8da8w / 8da4w quantization); ExecuTorch's kernels (no
-delegate); native OpenVINO (optimum-intel's stateful IR of the equivalent Hugging Face Llama, one
-plain InferRequest) and OpenVINO GenAI's LLMPipeline on that IR (f32 like ours, and with no
-properties). Each size and format: every artifact exported in a process of its own, a probe of each
-variant in a fresh process (load time, peak RSS, greedy ids and logits against eager PyTorch), then
-the timed rounds, every variant in one process taking turns. Report and plot in bench/results/.
+Variants: ours (ExecuTorch's Llama lowered with our OpenvinoPartitioner, int8 / int4 weights from
+executorch_openvino.quantization, through executorch.runtime, caches grown as exported), ours-paged (the
+same program with attention=paged, the default), ours-fast and ours-fast-paged (precision="fast"),
+xnnpack (ExecuTorch's export_llama recipe: custom SDPA and KV cache ops, 8da8w / 8da4w), genai and
+genai-default (OpenVINO GenAI's LLMPipeline on optimum-intel's export of the same weights, with ours'
+f32 numerics and with no properties) and llamacpp (its CPU backend, the same weights as GGUF). Per size
+and format: every artifact exported in a process of its own, each variant probed in a fresh process
+(load time, peak RSS, greedy ids and logits against eager PyTorch), then the timed rounds, every variant
+in one process taking turns, a new prompt each round. A variant that fails is reported, the others go on.
 
-  .venv/bin/python bench/llm/llm_bench.py [--sizes a,b] [--formats fp32,int8,int4] [--variants a,b]
-                                          [--rounds R] [--results-dir DIR] [--quick]
+  .venv/bin/python bench/llm/llm_bench.py [--sizes smollm2-360m,...] [--formats int8,int4]
+      [--variants ours,ours-paged,genai-default,llamacpp] [--rounds R] [--work DIR] [--results-dir DIR] [--smoke]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import shutil
@@ -27,19 +27,52 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Dict, List
+from typing import List
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for common
-from common import machine, paths, processes, reports  # noqa: E402
-from common.reports import say  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+from common import paths, processes  # noqa: E402
 
-paths.on_path(paths.PYTHON)
 import llm_setup  # noqa: E402
+from executorch_openvino import benchmark  # noqa: E402
+from executorch_openvino.benchmark.report import ratio as _vs  # noqa: E402
 
-ALL_VARIANTS = (list(llm_setup.ET_VARIANTS) + list(llm_setup.RUNNER_VARIANTS) + list(llm_setup.PAGED_VARIANTS)
-               + list(llm_setup.OV_VARIANTS)
-                + list(llm_setup.LLAMACPP_BACKENDS))
-TIMEOUTS = {"prepare": 1200, "export": 3600, "export-ov": 3600, "probe": 1200, "rounds": 7200}
+TIMEOUTS = {"prepare": 1200, "export": 3600, "probe": 1200, "rounds": 7200}
+DEFAULT_VARIANTS = "ours,ours-paged,genai-default,llamacpp"
+
+
+REPORT = {
+    "description": [
+        "Every variant of a size and weight format loaded in one process, one warm-up conversation each, then "
+        "interleaved rounds: one conversation each per round (the prompt, then the greedy steps, from position "
+        "0), the order rotated every round, a new prompt each round (the same for every variant: LLMPipeline's "
+        "default backend caches prompt prefixes). Cells: median [lowest–highest] over the rounds; ratios are "
+        "taken within each round. Prefill: the prompt's call and its first token (GenAI: its TTFT); decode: "
+        "tokens per second of the steps after it. Memory: what the load and one conversation added, over the "
+        "weights plus a full fp32 cache; each variant in a fresh process. Correctness: greedy ids and logits "
+        "against eager PyTorch on the probe's prompt."],
+    "tables": [{"title": "Prefill, decode, memory", "each": "group", "columns": [
+        {"title": "variant", "field": "variant"},
+        {"title": "prefill ms", "field": "prefill_ms", "stat": "spread", "format": ".1f"},
+        {"title": "decode tok/s", "field": "decode_tok_s", "stat": "spread", "format": ".1f"},
+        _vs("decode / genai-default", "decode_tok_s", "genai-default"), _vs("decode / genai", "decode_tok_s", "genai"),
+        _vs("decode / llamacpp", "decode_tok_s", "llamacpp"), _vs("decode / xnnpack", "decode_tok_s", "xnnpack"),
+        _vs("prefill / genai-default", "prefill_ms", "genai-default"),
+        {"title": "export s", "field": "export_s", "format": ".0f"},
+        {"title": "load s", "field": "load_s", "format": ".2f"},
+        {"title": "peak RSS MB", "field": "peak_mb", "format": ".0f"},
+        {"title": "added / (weights + cache)", "field": "memory", "format": ".2f", "unit": "×"},
+        {"title": "correctness", "field": "correctness"}]}],
+    "targets": [
+        dict(_vs("decode ≥ 1.0× GenAI's default", "decode_tok_s", "genai-default"), at_least=1.0,
+             where={"variant": ["ours-paged", "ours-fast-paged"]}),
+        dict(_vs("prefill ≤ 1.0× GenAI's default", "prefill_ms", "genai-default"), at_most=1.0,
+             where={"variant": ["ours-paged", "ours-fast-paged"]}),
+        dict(_vs("export ≤ 1.5× optimum-intel's", "export_s", "genai-default"), at_most=1.5, where={"variant": "ours"}),
+        {"title": "memory added ≤ 1.3× weights + cache", "field": "memory", "format": ".2f", "unit": "×",
+         "at_most": 1.3, "where": {"variant": ["ours-paged", "ours-fast-paged"]}}],
+    "plot": {"title": "decode tokens/s over GenAI's default", "field": "decode_tok_s", "vs": "genai-default",
+             "series": ["ours", "ours-paged", "ours-fast-paged", "llamacpp"]},
+}
 
 
 # --- worker processes ----------------------------------------------------------------------------------------
@@ -49,32 +82,25 @@ def worker(argv: List[str]) -> int:
     """`worker KIND OUT SIZE WORK [VARIANT FORMAT [VARIANTS ROUNDS]]`: one step, its result as JSON in OUT."""
     import warnings
 
+    import torch
+
     warnings.filterwarnings("ignore")
-    kind, out, size_name, work = argv[0], Path(argv[1]), argv[2], Path(argv[3])
-    size = llm_setup.SIZES[size_name]
+    kind, out, size, work = argv[0], Path(argv[1]), llm_setup.SIZES[argv[2]], Path(argv[3])
     started = time.perf_counter()
     try:
         if kind == "prepare":
             result = llm_setup.prepare_size(size, work)
         elif kind == "export":
-            variant, fmt = argv[4], argv[5]
-            export = llm_setup.export_llamacpp if variant == llm_setup.LLAMACPP else (
-                lambda f, s, w: llm_setup.export_et(variant, f, s, w))
-            result = {"bytes": export(fmt, size, work).stat().st_size}
-        elif kind == "export-ov":
-            folder = llm_setup.export_ov(argv[5], size, work)
-            result = {"bytes": (folder / "openvino_model.bin").stat().st_size}
+            result = {"bytes": llm_setup.artifact_bytes(llm_setup.export(argv[4], argv[5], size, work))}
         else:
             import llm_runners
-            import torch
 
             prompt = torch.load(work / "reference.pt")["prompt"]
             if kind == "probe":
                 result = llm_runners.probe(argv[4], argv[5], work, prompt, size.steps)
             else:
-                count = int(argv[7])
-                prompts = [llm_setup.round_prompt(size, work, r) for r in range(count)]
-                result = llm_runners.rounds(argv[6].split(","), argv[5], work, prompt, size.steps, count, prompts)
+                prompts = [llm_setup.round_prompt(size, work, r) for r in range(int(argv[7]))]
+                result = llm_runners.rounds(argv[6].split(","), argv[5], work, prompt, size.steps, prompts)
     except Exception as error:
         text = f"{type(error).__name__}: {error}"
         result = {"error": text if text.split(": ", 1)[-1].startswith("n/a") else text + "\n" + traceback.format_exc()}
@@ -98,122 +124,85 @@ def run_worker(kind: str, size: str, work: Path, *rest: str) -> dict:
 
 
 def _short(error: str) -> str:
-    """An error's first line (a traceback follows it in the JSON), or n/a's reason alone."""
-    first = error.strip().splitlines()[0] if error.strip() else error
+    first = (error.strip().splitlines() or ["?"])[0]
     return first.split(": ", 1)[1] if ": n/a" in first else first
 
 
-# --- the run -------------------------------------------------------------------------------------------------------
+# --- the run -------------------------------------------------------------------------------------------------
 
 
-def compare(reference: dict, probe_file: Path, variant: str) -> dict:
-    """Greedy ids and logits of a probe against eager PyTorch (ExecuTorch's Llama; native and GenAI also
-    against the Hugging Face model they were exported from)."""
+def measure(size_name: str, formats: List[str], variants: List[str], rounds: int, work_root: Path, run: dict) -> None:
     import torch
 
-    got = torch.load(probe_file)
-    if got["ids"] is None:  # llama-bench times random tokens and returns no ids
-        return {"steps": len(reference["ids"]), "ids_equal": None}
-    ids, eager_ids = got["ids"], reference["ids"]
-    same = next((i for i, (a, b) in enumerate(zip(ids, eager_ids)) if a != b), min(len(ids), len(eager_ids)))
-    result = {"steps": len(eager_ids), "ids_equal": ids == eager_ids, "first_divergence": same,
-              "agreement": sum(a == b for a, b in zip(ids, eager_ids)) / max(1, len(eager_ids))}
-    if got["logits"] is not None:
-        logits = got["logits"]
-        # Logits are comparable while the ids agree: the prompt's, and each step's up to the first divergence.
-        upto = min(same + 1, len(logits), len(reference["logits"]))
-        diff = (logits[:upto] - reference["logits"][:upto]).abs()
-        result["prompt_max_abs"] = float(diff[0].max())
-        result["max_abs"] = float(diff.max())
-        result["logit_scale"] = float(reference["logits"][0].abs().max())
-    if variant in llm_setup.OV_VARIANTS and "hf_ids" in reference:
-        result["ids_equal_hf"] = ids == reference["hf_ids"]
-    return result
-
-
-def measure(size_name: str, formats: List[str], variants: List[str], rounds: int, work_root: Path) -> dict:
-    import torch
+    from peers import decoding
 
     size = llm_setup.SIZES[size_name]
     work = work_root / size_name
-    work.mkdir(parents=True, exist_ok=True)
-    say(f"== {size_name}: {size.describe()}")
-    record = {"size": size_name, "description": size.describe(), "formats": {}}
+    print(f"== {size_name}: {size.describe()}", flush=True)
     prepared = run_worker("prepare", size_name, work)
-    record["prepare"] = prepared
     if "error" in prepared:
-        say(f"  preparation failed: {_short(prepared['error'])}")
-        return record
-    say(f"  eager models ready ({prepared['seconds']:.0f} s); Hugging Face vs ExecuTorch eager: "
-        f"{prepared.get('hf_vs_et', prepared.get('hf'))}")
+        run["notes"].append(f"{size_name}: preparation failed: {_short(prepared['error'])}")
+        return
+    run["notes"].append(f"{size_name}: {size.describe()}; Hugging Face model against ExecuTorch's eager Llama: "
+                        f"{prepared.get('hf_vs_et', prepared.get('hf'))}")
     reference = torch.load(work / "reference.pt")
     for fmt in formats:
-        entries: Dict[str, dict] = {variant: {} for variant in variants}
-        record["formats"][fmt] = {"variants": entries}
-        ov_export = None
+        group = f"{size_name}, {fmt}"
+        rows = {v: benchmark.add_row(run, group, v) for v in variants}
+        genai_export = None  # optimum-intel exports once per format, for every GenAI variant
         for variant in variants:
-            entry = entries[variant]
-            if (variant, fmt) in llm_setup.UNAVAILABLE:
-                entry["export"] = {"error": "n/a: " + llm_setup.UNAVAILABLE[variant, fmt]}
-            elif variant in llm_setup.SHARED_ARTIFACTS:  # runs another variant's artifact
-                needed = llm_setup.SHARED_ARTIFACTS[variant]
-                entry["export"] = entries.get(needed, {}).get("export") or {
-                    "error": f"n/a: needs variant {needed} (exported before it)"}
-            elif variant in llm_setup.ET_VARIANTS or variant == llm_setup.LLAMACPP:
-                entry["export"] = run_worker("export", size_name, work, variant, fmt)
-            else:
-                ov_export = ov_export or run_worker("export-ov", size_name, work, variant, fmt)
-                entry["export"] = ov_export
-            if "error" in entry["export"]:
-                entry["error"] = entry["export"]["error"]
-                say(f"  {variant} {fmt}: export failed: {_short(entry['error'])[:300]}")
+            row = rows[variant]
+            exported = run_worker("export", size_name, work, variant, fmt)
+            probed = run_worker("probe", size_name, work, variant, fmt) if "error" not in exported else {}
+            error = exported.get("error") or probed.get("error")
+            if error:
+                row["correctness"] = (_short(error) if ": n/a" in error.splitlines()[0] else f"failed: {_short(error)}")[:300]
+                print(f"  {variant} {fmt}: {row['correctness']}", flush=True)
                 continue
-            entry["probe"] = run_worker("probe", size_name, work, variant, fmt)
-            if "error" in entry["probe"]:
-                entry["error"] = "run: " + entry["probe"]["error"]
-                say(f"  {variant} {fmt}: probe failed: {_short(entry['probe']['error'])[:300]}")
-                continue
-            entry["correctness"] = compare(reference, work / f"probe-{variant}-{fmt}.pt", variant)
-            say(f"  {variant} {fmt}: exported in {entry['export']['seconds']:.0f} s, loaded in "
-                f"{entry['probe']['load_ms'] / 1e3:.1f} s, ids equal to eager: {entry['correctness']['ids_equal']}")
-        ready = [variant for variant in variants if "error" not in entries[variant]]
+            if variant in llm_setup.GENAI_VARIANTS:
+                genai_export = genai_export or exported["seconds"]
+                row["export_s"] = genai_export
+            elif variant not in llm_setup.PAGED_VARIANTS:  # the paged ones run their grown twin's export
+                row["export_s"] = exported["seconds"]
+            added = (probed["peak_kb"] - probed["baseline_kb"]) * 1024
+            row.update(load_s=probed["load_ms"] / 1e3, peak_mb=probed["peak_kb"] / 1024,
+                       memory=added / (exported["bytes"] + size.cache_bytes()))
+            got = torch.load(work / f"probe-{variant}-{fmt}.pt")
+            row["correctness"] = decoding.correctness(
+                decoding.compare(got["ids"], got["logits"], reference["ids"], reference["logits"], size.steps)
+                if got["ids"] is not None else {"ids_equal": None})
+            print(f"  {variant} {fmt}: loaded in {row['load_s']:.1f} s; {row['correctness']}", flush=True)
+        ready = [v for v in variants if "load_s" in rows[v]]
         if ready:
-            loads = [machine.load_average()]
             timed = run_worker("rounds", size_name, work, "-", fmt, ",".join(ready), str(rounds))
-            loads.append(machine.load_average())
-            record["formats"][fmt]["rounds"] = timed
-            record["formats"][fmt]["load_average"] = loads
-            if "error" in timed:
-                say(f"  {fmt} rounds failed: {_short(timed['error'])[:300]}")
-            for variant, error in timed.get("failed", {}).items():
-                entries[variant]["error"] = "rounds: " + error
-            summary = [f"{v} {r['prefill_ms']:.1f} ms / {size.steps * 1e3 / r['decode_ms']:.1f} tok/s"
-                       for v, r in (timed.get("rounds") or [{}])[-1].items()]
-            say(f"  {fmt}, {rounds} rounds ({timed['seconds']:.0f} s): " + "; ".join(summary))
-        for stale in list(work.glob(f"*-{fmt}.pte")) + list(work.glob(f"llamacpp-{fmt}.gguf")) + [work / f"ov-{fmt}"]:
+            for variant, error in {**timed.get("failed", {}), **({"all": timed["error"]} if "error" in timed else {})}.items():
+                run["notes"].append(f"{group}: rounds of {variant} failed: {_short(error)[:300]}")
+            for variant, talks in timed.get("rounds", {}).items():
+                rows[variant]["prefill_ms"] = [t["prefill_ms"] for t in talks]
+                rows[variant]["decode_tok_s"] = [size.steps * 1e3 / t["decode_ms"] for t in talks]
+        for stale in [*work.glob(f"*-{fmt}.pte"), *work.glob("llamacpp-*.gguf"), work / f"ov-{fmt}"]:
             shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
-    return record
 
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", help=f"comma-separated, of {', '.join(llm_setup.SIZES)} "
-                        f"(default {','.join(llm_setup.DEFAULT_SIZES)}; --quick: llama-512x6)")
-    parser.add_argument("--formats", default=",".join(llm_setup.FORMATS), help="weight formats (default all)")
-    parser.add_argument("--variants", default=",".join(ALL_VARIANTS), help="default: all of " + ", ".join(ALL_VARIANTS))
-    parser.add_argument("--rounds", type=int, help="interleaved rounds per size and format (default 4; --quick 2)")
-    parser.add_argument("--quick", action="store_true", help="the small size, two rounds")
-    reports.add_results_dir(parser, quick=True)
+    parser.add_argument("--sizes", default="smollm2-360m,qwen2.5-0.5b,llama3.2-1b",
+                        help=f"comma-separated, of {', '.join(llm_setup.SIZES)} (default %(default)s; --smoke: tiny)")
+    parser.add_argument("--formats", default="int8,int4", help="of fp32, int8, int4 (default %(default)s)")
+    parser.add_argument("--variants", default=DEFAULT_VARIANTS,
+                        help=f"of {', '.join(llm_setup.VARIANTS)} (default %(default)s)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per size and format (default 5)")
+    parser.add_argument("--smoke", action="store_true", help="the tiny size, fp32, two rounds, into bench/results/quick")
+    parser.add_argument("--name", help="the report's name (default llm-<sizes>-<date>)")
     parser.add_argument("--work", type=Path, help="keep the artifacts here (default: a temporary folder)")
-    parser.add_argument("--report-from", type=Path, help="measure nothing: write the report (and plot) again from "
-                        "a run's llm-<date>.json")
+    parser.add_argument("--results-dir", type=Path)
     args = parser.parse_args(argv)
-    args.sizes = (args.sizes or ("llama-512x6" if args.quick else ",".join(llm_setup.DEFAULT_SIZES))).split(",")
-    args.formats, args.variants = args.formats.split(","), args.variants.split(",")
-    args.rounds = args.rounds or (2 if args.quick else 4)
-    args.results_dir = reports.results_dir(args.results_dir, args.quick)
+    if args.smoke:
+        args.sizes, args.formats, args.rounds = "tiny", "fp32", 2
+    args.sizes, args.formats, args.variants = args.sizes.split(","), args.formats.split(","), args.variants.split(",")
+    args.results_dir = args.results_dir or (paths.QUICK_RESULTS if args.smoke else paths.RESULTS)
     for given, known, what in ((args.sizes, llm_setup.SIZES, "size"), (args.formats, llm_setup.FORMATS, "format"),
-                               (args.variants, ALL_VARIANTS, "variant")):
+                               (args.variants, llm_setup.VARIANTS, "variant")):
         unknown = [name for name in given if name not in known]
         if unknown:
             parser.error(f"unknown {what}(s): {', '.join(unknown)}; known: {', '.join(known)}")
@@ -229,43 +218,21 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     paths.use_built_library()  # the workers load our delegate from it
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
-    import llm_report
-
-    if args.report_from:
-        return write_report(json.loads(args.report_from.read_text()), args.report_from.parent,
-                            args.report_from.stem.removeprefix("llm-"))
-    started, load_before = time.perf_counter(), machine.load_average()
-    measured = machine.our_version()  # the code measured: read before the run, which may outlast edits
+    run = benchmark.new_run("llm", "Language models", checkout=paths.REPO, report=REPORT,
+                            versions=["torch", "executorch", "openvino", "openvino-genai", "optimum-intel",
+                                      "transformers", "nncf"],
+                            settings={"rounds": args.rounds, "sizes": ", ".join(args.sizes),
+                                      "formats": ", ".join(args.formats)})
     work_root = args.work or Path(tempfile.mkdtemp(prefix="llm-bench-"))
-    records = []
     try:
         for size in args.sizes:
-            records.append(measure(size, args.formats, args.variants, args.rounds, work_root))
+            measure(size, args.formats, args.variants, args.rounds, work_root, run)
     finally:
         if not args.work:
             shutil.rmtree(work_root, ignore_errors=True)
-    run = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), "records": records, "rounds": args.rounds,
-           "load_before": load_before, "load_after": machine.load_average(),
-           "seconds": time.perf_counter() - started, "variants": args.variants, "formats": args.formats,
-           "executorch_openvino": measured,
-           "optimum_int4_args": llm_setup.optimum_args("int4", llm_setup.SIZES[args.sizes[0]])}
-    stamp = reports.stamp()
-    if args.sizes != llm_setup.DEFAULT_SIZES:  # runs of other sizes the same day keep their own reports
-        stamp = f"{'+'.join(args.sizes)}-{stamp}"
-    args.results_dir.mkdir(parents=True, exist_ok=True)
-    (args.results_dir / f"llm-{stamp}.json").write_text(json.dumps(run, indent=1))
-    return write_report(run, args.results_dir, stamp)
-
-
-def write_report(run: dict, directory: Path, stamp: str) -> int:
-    import llm_report
-
-    markdown, picture = directory / f"llm-{stamp}.md", directory / f"llm-{stamp}.png"
-    text = "\n".join(llm_report.report(run, picture.name)) + "\n"
-    say("\n" + text)
-    markdown.write_text(text)
-    llm_report.plot(run, picture, f"LLM decode and prefill, {stamp}")
-    say(f"wrote {markdown} and {picture}")
+    name = args.name or f"llm-{'+'.join(args.sizes)}-{run['date'][:10]}"
+    markdown = benchmark.save(benchmark.finish(run), args.results_dir, name)
+    print(markdown.read_text())
     return 0
 
 

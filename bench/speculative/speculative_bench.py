@@ -24,23 +24,26 @@ interleaved rounds, every variant through executorch_openvino.generation.generat
   nothing); their ratios are to paged (paged-f32 for the f32 rows), their ids compared with paged's own
   plain greedy ids (int8's dynamic quantization parts the two forms at near-ties);
 - genai, genai-lookup: OpenVINO GenAI's LLMPipeline on optimum-intel's int8 IR of the same weights (the
-  equivalent Hugging Face Llama; bench/llm/llm_setup), no properties (what its users get), plain and
+  equivalent Hugging Face Llama; bench/peers/genai.py), no properties (what its users get), plain and
   with its own prompt lookup (prompt_lookup=True, 5 drafts, n-grams up to 3), the same prompt ids;
-- llamacpp, llamacpp-lookup: llama.cpp's CPU backend on the same weights as GGUF Q8_0 (bench/llamacpp):
+- llamacpp, llamacpp-lookup: llama.cpp's CPU backend on the same weights as GGUF Q8_0 (bench/peers):
   llama-bench (plain decode), llama-lookup (its prompt lookup decoding, 5 drafts), the same prompt
   (ASCII text: the GGUF's byte vocabulary makes each character the id ours is given).
 
 Also what a call costs: going back (cutting the caches) at several lengths, a call of 1 + 5 tokens,
 and a call whose token count differs from the last one's (OpenVINO prepares its graph anew). Every
 variant's ids are checked equal to plain greedy's. Results: bench/results/speculative-<date>.{md,json}.
+
+  .venv/bin/python bench/speculative/speculative_bench.py [--rounds 5] [--work DIR] [--results-dir DIR] [--smoke]
+
+--smoke: a Llama of two layers, width 64, a few rounds, into bench/results/quick; GenAI and llama.cpp
+are reported n/a where they are not installed or built.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import datetime
-import json
 import statistics
 import sys
 import time
@@ -49,20 +52,49 @@ from pathlib import Path
 import numpy as np
 import torch
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO / "python"), str(REPO / "bench"), str(REPO / "bench" / "llamacpp"), str(REPO / "bench" / "llm")]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+from common import paths  # noqa: E402
+
+from executorch_openvino import benchmark  # noqa: E402
+from peers import genai, llamacpp  # noqa: E402
 
 SHAPE = dict(dim=576, n_layers=30, n_heads=9, n_kv_heads=3, hidden_dim=1536, vocab_size=49152)
+SMOKE_SHAPE = dict(dim=64, n_layers=2, n_heads=4, n_kv_heads=2, hidden_dim=128, vocab_size=512)
 CONTEXT = 512
 PROMPT, STEPS = 128, 128
 DRAFT_LAYERS = 4
 CONTROLLED = (1.0, 0.95, 0.9, 0.8, 0.6)  # the controlled drafter's per-token probabilities of being right
+COST_LENGTHS = [128, 256, 500]  # positions held when going back is timed
+REPORT = {
+    "description": [
+        "A Llama (ExecuTorch's, full logits, random weights) with int8 weights through "
+        "OpenvinoPartitioner(weights=\"int8\"); every variant through executorch_openvino.generation.generate, "
+        "in interleaved rounds, a new prompt each round. Ratio: decode tokens/s over the row the variant is "
+        "compared with (plain, plain-f32, paged or paged-f32), per round, median [lowest–highest]. A controlled "
+        "drafter proposes plain greedy decoding's next tokens, each right with probability q (a wrong id "
+        "otherwise): the speed at a chosen acceptance, whatever drafts it. GenAI's rows: LLMPipeline on "
+        "optimum-intel's int8 IR of the same weights, no properties, its decode speed after its first token; "
+        "llama.cpp's: its own tools on the same weights as Q8_0, its decode speed as they report it."],
+    "tables": [
+        {"title": "Decoding", "where": {"group": "decode"}, "columns": [
+            {"title": "variant", "field": "variant"},
+            {"title": "decode tok/s", "field": "decode_tok_s", "stat": "spread", "format": ".1f"},
+            {"title": "× its plain", "field": "decode_tok_s", "vs_field": "base", "format": ".2f"},
+            {"title": "acceptance", "field": "acceptance", "format": ".0%"},
+            {"title": "model calls", "field": "calls", "format": ".0f"},
+            {"title": "ids = its plain greedy's", "field": "same_ids"}]},
+        {"title": "What a call costs: going back 4 positions between calls of 6 tokens", "where": {"group": "costs"},
+         "columns": [{"title": "positions held", "field": "variant"},
+                     {"title": "grown, ms", "field": "grown_ms", "format": ".1f"},
+                     {"title": "paged, ms", "field": "paged_ms", "format": ".1f"}]}],
+}
 
 
 def _model(layers: int, seed: int = 0):
     from executorch.examples.models.llama.llama_transformer import construct_transformer
     from executorch.examples.models.llama.model_args import ModelArgs
 
+    layers = min(layers, SHAPE["n_layers"])
     torch.manual_seed(seed)
     args = dict(SHAPE, n_layers=layers, max_seq_len=CONTEXT, max_context_len=CONTEXT, use_kv_cache=True,
                 enable_dynamic_shape=True, max_batch_size=1, generate_full_logits=True)
@@ -88,7 +120,7 @@ def _export(model, path: Path, weights: str = "int8", **partitioner) -> float:
     return time.perf_counter() - began
 
 
-def prepare(work: Path) -> dict:
+def prepare(work: Path, build_llamacpp: bool = True) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     made = {}
     target = _model(SHAPE["n_layers"])
@@ -109,13 +141,17 @@ def prepare(work: Path) -> dict:
         if not path.exists():
             made[name] = _export(model, path, **options)
             print(f"exported {name} in {made[name]:.0f} s", flush=True)
-    if not (work / "ov-int8" / "openvino_model.xml").exists():
-        began = time.perf_counter()
-        _export_genai(target, work)
-        made["genai"] = time.perf_counter() - began
-    if not (work / "target-Q8_0.gguf").exists():
-        import llamacpp
-
+    try:  # the peers need requirements-bench.txt (GenAI) and a llama.cpp build: n/a without them
+        if not (work / "ov-int8" / "openvino_model.xml").exists():
+            began = time.perf_counter()
+            dims = dict(dim=SHAPE["dim"], layers=SHAPE["n_layers"], heads=SHAPE["n_heads"], kv_heads=SHAPE["n_kv_heads"],
+                        hidden=SHAPE["hidden_dim"], vocab=SHAPE["vocab_size"], context=CONTEXT)
+            genai.hf_llama(target.state_dict(), **dims).save_pretrained(work / "hf")
+            genai.export(work / "hf", "int8", 128, work / "ov-int8")
+            made["genai"] = time.perf_counter() - began
+    except Exception as error:  # noqa: BLE001  (reported as n/a)
+        made["genai"] = str(error).splitlines()[0][:200]
+    if not (work / "target-Q8_0.gguf").exists() and (build_llamacpp or llamacpp.built()):
         began = time.perf_counter()
         f32 = llamacpp.write_gguf(target.state_dict(), dim=SHAPE["dim"], layers=SHAPE["n_layers"], heads=SHAPE["n_heads"],
                                   kv_heads=SHAPE["n_kv_heads"], hidden=SHAPE["hidden_dim"], vocab=SHAPE["vocab_size"],
@@ -124,17 +160,6 @@ def prepare(work: Path) -> dict:
         f32.unlink()
         made["llamacpp"] = time.perf_counter() - began
     return made
-
-
-def _export_genai(target, work: Path) -> Path:
-    """optimum-intel's int8 IR (work/ov-int8) of the Hugging Face Llama holding the target's weights."""
-    import llm_setup
-
-    size = llm_setup.Size("smollm2-135m", dim=SHAPE["dim"], layers=SHAPE["n_layers"], heads=SHAPE["n_heads"],
-                          kv_heads=SHAPE["n_kv_heads"], hidden=SHAPE["hidden_dim"], vocab=SHAPE["vocab_size"],
-                          context=CONTEXT)
-    llm_setup.hf_model(size, target).save_pretrained(work / "hf")
-    return llm_setup.export_ov("int8", size, work)
 
 
 def _prompt(rng) -> str:
@@ -230,10 +255,7 @@ def _base(name: str) -> str:
     return "plain-f32" if name == "plain-f32" or name.startswith("controlled") else "plain"
 
 
-def run(work: Path, rounds: int) -> dict:
-    from common.machine import load_average, machine
-
-    load_before = load_average()
+def measure(work: Path, rounds: int) -> dict:
     torch.set_num_threads(1)
     from executorch_openvino.generation import DraftModel, LookupDrafter, generate
 
@@ -243,18 +265,17 @@ def run(work: Path, rounds: int) -> dict:
     programs["paged-f32"] = _load(work / "target-f32.pte", "paged")
     rng = np.random.default_rng(0)
     results = {}
-    import llamacpp
-
     gguf = work / "target-Q8_0.gguf"
-    from llm_runners import GenaiRunner
-
-    genai = {name: GenaiRunner(work / "ov-int8", None, prompt_lookup=name == "genai-lookup")
-             for name in ("genai", "genai-lookup")}
+    try:
+        genai_runners = {name: genai.GenaiRunner(work / "ov-int8", None, prompt_lookup=name == "genai-lookup")
+                         for name in ("genai", "genai-lookup")}
+    except Exception:  # noqa: BLE001  (not installed, or no export: the rows say n/a)
+        genai_runners = {}
     for round_index in range(rounds):
         text = _prompt(rng)
         prompt = list(text.encode())
         plain = generate(programs["target"].model, prompt, STEPS)
-        never = sorted(set(range(1000)) - set(plain.tokens))[:8]
+        never = sorted(set(range(SHAPE["vocab_size"])) - set(plain.tokens))[:8]
         plain_f32 = generate(programs["target-f32"].model, prompt, STEPS)
         reference = prompt + plain_f32.tokens
         plain_paged = generate(programs["paged"].model, prompt, STEPS)
@@ -283,15 +304,15 @@ def run(work: Path, rounds: int) -> dict:
         for q in CONTROLLED:
             variants[f"paged-controlled-{q:.2f}"] = (programs["paged-f32"],
                                                      _Controlled(reference, q, 100 + round_index))
-        variants["genai"] = variants["genai-lookup"] = (None, None)
-        variants["llamacpp"] = variants["llamacpp-lookup"] = (None, None)
+        for name in [*genai_runners, *(("llamacpp", "llamacpp-lookup") if gguf.exists() else ())]:
+            variants[name] = (None, None)
         order = list(variants)
         order = order[round_index % len(order):] + order[: round_index % len(order)]  # interleaved
         for name in order:
             row = results.setdefault(name, {"decode_tok_s": [], "acceptance": [], "calls": [], "same_ids": []})
-            if name in genai:
+            if name in genai_runners:
                 # As ours' are counted: STEPS tokens, the decode time after the first (its wall time less TTFT).
-                talk = genai[name].conversation(prompt, STEPS - 1)
+                talk = genai_runners[name].conversation(prompt, STEPS - 1)
                 row["decode_tok_s"].append((STEPS - 1) / (talk["own_decode_ms"] / 1e3))
                 continue
             if name == "llamacpp":
@@ -312,82 +333,58 @@ def run(work: Path, rounds: int) -> dict:
             row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, expected.tokens)) if a != b),
                                         None))
         print(f"round {round_index + 1}/{rounds} done", flush=True)
-    return {"rounds": rounds, "machine": machine(load_before), "variants": results,
-            "call_costs": _call_costs(programs["target"], [128, 256, 500]),
-            "call_costs_paged": _call_costs(programs["paged"], [128, 256, 500])}
+    return {"variants": results, "call_costs": _call_costs(programs["target"], COST_LENGTHS),
+            "call_costs_paged": _call_costs(programs["paged"], COST_LENGTHS)}
 
 
-def report(measured: dict, made: dict, out: Path, tag: str = "") -> str:
+def record(run: dict, measured: dict, made: dict) -> None:
+    """The run's rows: one per decoding variant, one per length going back was timed at."""
     variants = measured["variants"]
-    plain = variants["plain"]["decode_tok_s"]
-    lines = [f"# Speculative decoding and going back ({datetime.date.today()})", "",
-             *([f"- {measured['machine']}", ""] if "machine" in measured else []),
-             f"A Llama of SmolLM2-135M's shape ({SHAPE['n_layers']} layers, dim {SHAPE['dim']}, vocab "
-             f"{SHAPE['vocab_size']}), random weights, int8 weights, context {CONTEXT}; prompt {PROMPT} random "
-             f"tokens, {STEPS} greedy tokens; {measured['rounds']} interleaved rounds; 2 cores. Every variant "
-             "through `executorch_openvino.generation.generate`. Ratio: decode tokens/s over plain's, per round, "
-             "median [min, max].", "",
-             "GenAI's rows: LLMPipeline on optimum-intel's int8 IR of the same weights, no properties, plain "
-             "and with its own prompt lookup (5 drafts), the same prompt ids; its decode speed after its first "
-             "token. llama.cpp's rows: its own tools on the same weights as Q8_0 (its int8), the same prompt; "
-             "its decode speed as they report it.", "",
-             "| Variant | Decode tok/s (median [min, max]) | × plain | Acceptance | Model calls | Ids = plain greedy's |",
-             "| --- | ---: | ---: | ---: | ---: | --- |"]
     for name, row in variants.items():
-        speed = row["decode_tok_s"]
-        base = variants[_base(name)]["decode_tok_s"]
-        ratios = [s / p for s, p in zip(speed, base)]
-        accepted = [a for a in row["acceptance"] if a is not None]
-        acceptance = f"{100 * statistics.median(accepted):.0f} %" if accepted else "-"
-        calls = f"{statistics.median(row['calls']):.0f}" if row["calls"] else "–"
         diverged = [i for i in row["same_ids"] if i is not None]
         same = ("– (its own ids)" if not row["same_ids"] else "all" if not diverged else
                 f"{len(row['same_ids']) - len(diverged)} of {len(row['same_ids'])} rounds; else from step "
                 + ", ".join(map(str, diverged)))
-        lines.append(f"| {name} | {statistics.median(speed):.1f} [{min(speed):.1f}, {max(speed):.1f}] | "
-                     f"{statistics.median(ratios):.2f} [{min(ratios):.2f}, {max(ratios):.2f}] | {acceptance} | "
-                     f"{calls} | {same} |")
-    costs = measured["call_costs"]
-    lines += ["", f"Rows `plain-f32` and `controlled-<q>` run the target in f32; their ratios are to plain-f32. "
-              "A controlled drafter proposes plain greedy decoding's next tokens, each right with probability q "
-              "(a wrong id otherwise): the speed at a chosen acceptance, whatever drafts it.", "",
-              f"What a call costs (the int8 target, at {costs['step_ms']:.1f} ms a plain step): a call of "
-              f"{WIDE} tokens {costs['wide_ms']:.1f} ms; a call whose token count differs from the last one's "
-              f"{costs['width_change_ms']:.1f} ms more (OpenVINO prepares its graph for the new shapes: "
-              "speculative calls therefore keep one width); going back 4 positions, between calls of "
-              f"{WIDE} tokens:", "", "| Positions held | ms |", "| ---: | ---: |"]
-    paged_costs = measured.get("call_costs_paged")
-    if paged_costs:
-        lines[-2:] = ["| Positions held | grown, ms | paged, ms |", "| ---: | ---: | ---: |"]
-        lines += [f"| {length} | {ms:.1f} | {paged_costs['cut_ms'][length]:.1f} |"
-                  for length, ms in costs["cut_ms"].items()]
-        paged = variants["paged"]["decode_tok_s"]
-        lines += ["", f"With attention=paged (rows `paged*`, ratios to `paged`, or `paged-f32` for the f32 rows): "
-                  f"a plain step {paged_costs['step_ms']:.1f} ms, a call of {WIDE} tokens "
-                  f"{paged_costs['wide_ms']:.1f} ms, a change of width {paged_costs['width_change_ms']:.1f} ms; "
-                  "paged plain decoding runs at "
-                  f"{statistics.median(p / g for p, g in zip(paged, plain)):.2f}× grown plain's speed."]
-    else:
-        lines += [f"| {length} | {ms:.1f} |" for length, ms in costs["cut_ms"].items()]
-    if made:
-        lines += ["", "Export times: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in made.items())]
-    text = "\n".join(lines) + "\n"
-    stamp = "-".join(filter(None, ["speculative", tag, datetime.date.today().isoformat()]))
-    (out / f"{stamp}.md").write_text(text)
-    (out / f"{stamp}.json").write_text(json.dumps({"measured": measured, "exports_s": made}, indent=1,
-                                                                default=str))
-    return text
+        benchmark.add_row(run, "decode", name, base=_base(name), decode_tok_s=row["decode_tok_s"],
+                          acceptance=[a for a in row["acceptance"] if a is not None] or None,
+                          calls=row["calls"] or None, same_ids=same)
+    grown, paged = measured["call_costs"], measured["call_costs_paged"]
+    for length, ms in grown["cut_ms"].items():
+        benchmark.add_row(run, "costs", str(length), grown_ms=ms, paged_ms=paged["cut_ms"][length])
+    plain, paged_plain = variants["plain"]["decode_tok_s"], variants["paged"]["decode_tok_s"]
+    run["notes"] += [
+        f"A plain step of the int8 target: {grown['step_ms']:.1f} ms grown, {paged['step_ms']:.1f} ms paged; a call of "
+        f"{WIDE} tokens {grown['wide_ms']:.1f} / {paged['wide_ms']:.1f} ms; a call whose token count differs from the "
+        f"last one's {grown['width_change_ms']:.1f} / {paged['width_change_ms']:.1f} ms more (OpenVINO prepares its "
+        "graph for the new shapes: speculative calls therefore keep one width).",
+        f"Paged plain decoding runs at {statistics.median(p / g for p, g in zip(paged_plain, plain)):.2f}× grown's.",
+        "Export times: " + ", ".join(f"{name} {value:.0f} s" if isinstance(value, float) else f"{name}: {value}"
+                                     for name, value in made.items())]
 
 
 def main() -> int:
+    global CONTEXT, PROMPT, STEPS, COST_LENGTHS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/executorch_openvino_speculative"))
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
-    parser.add_argument("--tag", default="", help="in the report's name: speculative-<tag>-<date>.md")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="a Llama of two layers, width 64: end to end in minutes")
+    parser.add_argument("--results-dir", type=Path)
     args = parser.parse_args()
-    made = prepare(args.work)
-    print(report(run(args.work, args.rounds), made, args.out, args.tag))
+    if args.smoke:
+        SHAPE.update(SMOKE_SHAPE)
+        CONTEXT, PROMPT, STEPS, COST_LENGTHS = 256, 16, 16, [32, 64]
+        args.work, args.rounds = args.work.with_name(args.work.name + "-smoke"), min(args.rounds, 2)
+    paths.use_built_library()
+    run = benchmark.new_run("speculative", "Speculative decoding and going back", checkout=paths.REPO,
+                            report=REPORT, versions=["torch", "executorch", "openvino", "openvino-genai"],
+                            settings={"shape": f"{SHAPE['n_layers']} layers, dim {SHAPE['dim']}, vocab "
+                                               f"{SHAPE['vocab_size']}", "context": CONTEXT, "prompt": PROMPT,
+                                      "tokens": STEPS, "rounds": args.rounds})
+    made = prepare(args.work, build_llamacpp=not args.smoke)
+    record(run, measure(args.work, args.rounds), made)
+    markdown = benchmark.save(benchmark.finish(run), args.results_dir or (paths.QUICK_RESULTS if args.smoke
+                                                                          else paths.RESULTS))
+    print(markdown.read_text())
     return 0
 
 

@@ -2,27 +2,19 @@
 
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include <dlfcn.h>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
 
-#include "ir_case.h"
-
 namespace executorch_openvino::bench {
 namespace {
 
 using executorch::extension::Module;
 using executorch::runtime::Error;
-
-// Our delegate's C entry points when its library is in the process (linked, or opened with
-// RTLD_GLOBAL as bench_zoo_cpp opens it), else null: a program of another delegate runs without it.
-const char* ours_last_error() {
-  using Function = const char* (*)();
-  const auto function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "executorch_openvino_last_error"));
-  return function != nullptr ? function() : nullptr;
-}
 
 void ours_clear_last_error() {
   using Function = void (*)();
@@ -34,18 +26,24 @@ std::string error_text(Error error) {
   char code[16];
   std::snprintf(code, sizeof code, "0x%x", static_cast<unsigned>(error));
   std::string text = std::string("ExecuTorch error ") + code + " (" + executorch::runtime::to_string(error) + ")";
-  const char* ours = ours_last_error();
-  if (ours != nullptr && ours[0] != '\0') text += "; executorch_openvino: " + std::string(ours);
+  const std::string ours = ours_last_error();
+  if (!ours.empty()) text += "; executorch_openvino: " + ours;
   return text;
 }
 
 }  // namespace
 
-ProgramRunner::Loader loader_from_name(const std::string& name) {
-  if (name == "file") return ProgramRunner::Loader::kFile;
-  if (name == "mmap") return ProgramRunner::Loader::kMmap;
-  if (name == "buffer") return ProgramRunner::Loader::kBuffer;
-  throw std::runtime_error("unknown program loader '" + name + "' (file, mmap or buffer)");
+std::string ours_last_error() {
+  using Function = const char* (*)();
+  const auto function = reinterpret_cast<Function>(dlsym(RTLD_DEFAULT, "executorch_openvino_last_error"));
+  const char* text = function != nullptr ? function() : nullptr;
+  return text != nullptr ? text : "";
+}
+
+std::vector<uint8_t> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path.string());
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 ProgramRunner::ProgramRunner(const std::filesystem::path& pte, Loader loader,
@@ -53,9 +51,8 @@ ProgramRunner::ProgramRunner(const std::filesystem::path& pte, Loader loader,
   const std::string where = pte.filename().string() + ": ";
   switch (loader) {
     case Loader::kFile: module_ = std::make_unique<Module>(pte.string(), Module::LoadMode::File); break;
-    case Loader::kMmap: module_ = std::make_unique<Module>(pte.string(), Module::LoadMode::Mmap); break;
     case Loader::kBuffer:
-      bytes_ = testing::read_file(pte);
+      bytes_ = read_file(pte);
       module_ = std::make_unique<Module>(
           std::make_unique<executorch::extension::BufferDataLoader>(bytes_.data(), bytes_.size()));
       break;

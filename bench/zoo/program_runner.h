@@ -20,10 +20,9 @@ namespace executorch_openvino::bench {
 class ProgramRunner {
  public:
   // How the program's bytes reach ExecuTorch: FileDataLoader (what executorch-openvino-run uses:
-  // each segment read into its own heap buffer), MmapDataLoader (what executorch.runtime uses for a
-  // path: segments are views of the mapped file), or one buffer holding the whole file
+  // each segment read into its own heap buffer), or one buffer holding the whole file
   // (BufferDataLoader: segments point into it, and a delegate freeing its segment frees nothing).
-  enum class Loader { kFile, kMmap, kBuffer };
+  enum class Loader { kFile, kBuffer };
 
   // Loads the program and `method`, reads the inputs from .npy files (method input order) and sets
   // them. Throws std::runtime_error naming the step and ExecuTorch's error, plus our delegate's last
@@ -63,6 +62,9 @@ class ProgramRunner {
   std::string failure_;
 };
 
-ProgramRunner::Loader loader_from_name(const std::string& name);  // "file", "mmap", "buffer"
+// Our delegate's last error when its library is in the process (linked, or opened with RTLD_GLOBAL as
+// bench_zoo_cpp opens it), else "": a program of another delegate runs without it.
+std::string ours_last_error();
+std::vector<uint8_t> read_file(const std::filesystem::path& path);
 
 }  // namespace executorch_openvino::bench

@@ -1,23 +1,24 @@
 // bench_zoo_cpp: the C++ side of the model zoo (bench/zoo/zoo.py). For one model folder written by
-// zoo.py it runs native OpenVINO from C++ (the limit), our delegate inside an ExecuTorch program,
-// XNNPACK, ExecuTorch's kernels and ExecuTorch's own OpenVINO delegate, in one of three modes:
+// zoo.py it runs native OpenVINO from C++ (the limit), our delegate through BackendInterface alone and
+// inside an ExecuTorch program, XNNPACK and ExecuTorch's own OpenVINO delegate, in one of three modes:
 //
 //   serve DIR [--variants LIST]   load the variants (one that fails to load is reported and left out),
 //                                 then obey commands on stdin, one line each, and answer each with
 //                                 one JSON line on stdout, so that zoo.py can interleave blocks of
 //                                 C++ calls with its Python variants:
-//                                   time VARIANT N    N calls, each timed alone -> {"ns": [...]}
-//                                   allocs VARIANT N  heap allocations over N calls
-//                                   check             outputs compared with native's and eager's
+//                                   time VARIANT N [S]  N calls (or, N 0, calls for S seconds), each
+//                                                       timed alone -> {"ns": [...]}
+//                                   allocs VARIANT N    heap allocations over N calls
+//                                   check               outputs compared with native's and eager's
 //                                   quit
 //   load DIR --side SIDE [...]    one load in this (fresh) process: time, resident memory, first run
-//   export DIR OUT                compile natively and write the compiled model (for --side
-//                                 native-import)
+//   export DIR OUT                compile natively and write the compiled model (--side native-import)
 //
-// The folder: model.xml and model.bin (the IR our delegate got, taken from its blob), native.txt
-// (device, properties, the IR's inputs in order), input<i>.npy (the method's inputs), output<i>.npy
-// (eager PyTorch's outputs), and the programs that lowered: ours.pte, ours_bf16.pte, xnnpack.pte,
-// kernels.pte and et_openvino.pte (ExecuTorch's own OpenVINO delegate).
+// The folder: model.xml and model.bin (the IR our delegate got) and native.txt (device, properties,
+// the method inputs feeding the IR and the method output each IR output is); delegate.bin (our
+// delegate's blob) and delegate.txt (its compile specs and the call's arguments); input<i>.npy (the
+// method's inputs), output<i>.npy (eager PyTorch's outputs), and the programs that lowered: ours.pte,
+// ours_bf16.pte, xnnpack.pte and et_openvino.pte (ExecuTorch's own OpenVINO delegate).
 //
 // Heap allocations are counted by replacing malloc and its relatives in this executable, which every
 // library in the process then calls; counting is off except inside an `allocs` block.
@@ -43,13 +44,14 @@
 #include <string>
 #include <vector>
 
+#include <executorch/runtime/backend/interface.h>
 #include <executorch/runtime/platform/runtime.h>
+#include <executorch_openvino/backend.h>
 
-#include "host_tensor.h"
-#include "openvino_api/runtime.h"
+#include "delegate_runner.h"
+#include "native_runner.h"
 #include "program_runner.h"
 #include "runner/npy.h"
-#include "runners.h"
 
 // ---- Allocation counting ------------------------------------------------------------------------
 
@@ -110,10 +112,10 @@ using Clock = std::chrono::steady_clock;
 using executorch::aten::ScalarType;
 
 const char* const kUsage =
-    "usage: bench_zoo_cpp serve DIR [--variants native,native-rebind,ours,ours-set-inputs,xnnpack,et-kernels,\n"
-    "                                             et-openvino,ours-bf16]\n"
-    "       bench_zoo_cpp load DIR --side native|native-file|native-import|ours|xnnpack|et-openvino|...\n"
-    "                     [--preopen] [--cache DIR] [--runs N] [--loader file|mmap|buffer] [--scribble-model-bytes]\n"
+    "usage: bench_zoo_cpp serve DIR [--variants native,native-rebind,delegate,ours,ours-set-inputs,xnnpack,\n"
+    "                                             et-openvino,ours-bf16,ours-upstream]\n"
+    "       bench_zoo_cpp load DIR --side native|native-import|ours|xnnpack|et-openvino|ours-upstream\n"
+    "                     [--preopen] [--cache DIR] [--runs N]\n"
     "       bench_zoo_cpp export DIR OUT\n"
     "See the comment at the top of bench/zoo/zoo_cpp.cpp.\n";
 
@@ -175,14 +177,19 @@ ScalarType scalar_type_of(runner::npy::DType dtype) {
     case runner::npy::DType::kInt32: return ScalarType::Int;
     case runner::npy::DType::kBool: return ScalarType::Bool;
     case runner::npy::DType::kUInt8: return ScalarType::Byte;
-    default: throw std::runtime_error(std::string("no OpenVINO counterpart for .npy dtype ") + runner::npy::descr(dtype));
+    default: throw std::runtime_error(std::string("no tensor type for .npy dtype ") + runner::npy::descr(dtype));
   }
 }
 
-std::unique_ptr<HostTensor> host_tensor(const runner::npy::Array& array, bool with_data) {
-  std::vector<int32_t> sizes(array.shape.begin(), array.shape.end());
-  const ScalarType type = scalar_type_of(array.dtype);
-  return with_data ? std::make_unique<HostTensor>(type, sizes, array.data) : std::make_unique<HostTensor>(type, sizes);
+ov::ElementType element_type_of(runner::npy::DType dtype) {
+  switch (dtype) {
+    case runner::npy::DType::kFloat32: return ov::ElementType::kF32;
+    case runner::npy::DType::kInt64: return ov::ElementType::kI64;
+    case runner::npy::DType::kInt32: return ov::ElementType::kI32;
+    case runner::npy::DType::kBool: return ov::ElementType::kBoolean;
+    case runner::npy::DType::kUInt8: return ov::ElementType::kU8;
+    default: throw std::runtime_error(std::string("no OpenVINO type for .npy dtype ") + runner::npy::descr(dtype));
+  }
 }
 
 std::vector<std::string> numbered_files(const fs::path& folder, const std::string& stem) {
@@ -193,70 +200,87 @@ std::vector<std::string> numbered_files(const fs::path& folder, const std::strin
   return files;
 }
 
+// A side's tensors: the inputs read from the files, outputs shaped like eager's (each side writes its own).
+struct Arrays {
+  std::vector<runner::npy::Array> inputs, outputs;
+  std::vector<size_t> output_positions;  // per output, the method output it is
+};
+
 struct Folder {
   fs::path path;
-  CompileSetup setup;
-  std::vector<std::string> native_inputs;  // .npy files in the IR's input order
-  std::vector<size_t> native_outputs;      // per IR output, the method output it is
-  std::vector<std::string> method_inputs;  // .npy files in the method's input order
-  std::vector<runner::npy::Array> reference_outputs;  // eager PyTorch's
+  std::string device = "CPU";
+  std::vector<ov::Property> properties;
+  std::vector<std::pair<std::string, std::string>> specs;  // the delegate's compile specs
+  std::vector<std::string> method_inputs;                  // .npy files in the method's input order
+  std::vector<runner::npy::Array> reference_outputs;       // eager PyTorch's
+  std::vector<std::string> native_inputs, delegate_inputs;  // .npy files of the IR's inputs, the call's
+  std::vector<size_t> native_outputs, delegate_outputs;     // the method output each output is
 
   explicit Folder(const fs::path& folder) : path(folder) {
-    std::ifstream spec(folder / "native.txt");
-    if (!spec) throw std::runtime_error("no native.txt in " + folder.string() + " (written by bench/zoo/zoo.py)");
-    std::string line;
-    while (std::getline(spec, line)) {
-      std::istringstream fields(line);
-      std::string kind, key, value;
-      fields >> kind >> key;
-      if (kind == "device") {
-        setup.device = key;
-      } else if (kind == "property") {
-        fields >> value;
-        setup.properties.push_back({key, value});
-      } else if (kind == "input") {
-        native_inputs.push_back((folder / key).string());
-      } else if (kind == "output") {
-        native_outputs.push_back(std::stoul(key));
-      }
-    }
+    read_lines("native.txt", native_inputs, native_outputs);
+    read_lines("delegate.txt", delegate_inputs, delegate_outputs);
     method_inputs = numbered_files(folder, "input");
     for (const std::string& file : numbered_files(folder, "output")) reference_outputs.push_back(runner::npy::read(file));
     for (size_t position : native_outputs) {
       if (position >= reference_outputs.size()) throw std::runtime_error("native.txt names a missing output");
     }
   }
-};
 
-// Native OpenVINO's tensors: inputs from the files, outputs shaped like eager's.
-struct NativeTensors {
-  std::vector<std::unique_ptr<HostTensor>> inputs, outputs;
+  void read_lines(const char* name, std::vector<std::string>& inputs, std::vector<size_t>& outputs) {
+    std::ifstream spec(path / name);
+    if (!spec) throw std::runtime_error(std::string("no ") + name + " in " + path.string() + " (bench/zoo/zoo.py writes it)");
+    std::string line;
+    while (std::getline(spec, line)) {
+      std::istringstream fields(line);
+      std::string kind, key, value;
+      fields >> kind >> key >> value;
+      if (kind == "device") device = key;
+      if (kind == "property") properties.push_back({key, value});
+      if (kind == "spec") specs.emplace_back(key, from_hex(value));
+      if (kind == "input") inputs.push_back((path / key).string());
+      if (kind == "output") outputs.push_back(std::stoul(key));
+    }
+  }
 
-  explicit NativeTensors(const Folder& folder) {
-    for (const std::string& file : folder.native_inputs) inputs.push_back(host_tensor(runner::npy::read(file), true));
-    for (size_t position : folder.native_outputs) outputs.push_back(host_tensor(folder.reference_outputs[position], false));
+  static std::string from_hex(const std::string& hex) {
+    std::string bytes;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    return bytes;
+  }
+
+  Arrays arrays(const std::vector<std::string>& input_files, const std::vector<size_t>& output_positions) const {
+    Arrays made{{}, {}, output_positions};
+    for (const std::string& file : input_files) made.inputs.push_back(runner::npy::read(file));
+    for (size_t position : output_positions) {
+      runner::npy::Array out = reference_outputs.at(position);
+      std::fill(out.data.begin(), out.data.end(), 0);
+      made.outputs.push_back(std::move(out));
+    }
+    return made;
   }
 };
+
+std::vector<HostBuffer> host_buffers(std::vector<runner::npy::Array>& arrays) {
+  std::vector<HostBuffer> buffers;
+  for (runner::npy::Array& array : arrays) buffers.push_back({element_type_of(array.dtype), array.shape, array.data.data()});
+  return buffers;
+}
+
+std::vector<DelegateArgument> delegate_arguments(std::vector<runner::npy::Array>& arrays) {
+  std::vector<DelegateArgument> arguments;
+  for (runner::npy::Array& array : arrays) {
+    arguments.push_back({scalar_type_of(array.dtype), std::vector<int32_t>(array.shape.begin(), array.shape.end()),
+                         array.data.data()});
+  }
+  return arguments;
+}
 
 // The model as an application would hand it to OpenVINO, read from the folder (inside the timed
 // load: reading the files is part of a native load as reading the .pte is part of ours).
 NativeModel native_model(const Folder& folder, const std::string& side) {
-  NativeModel model;
-  if (side == "native") {
-    model.kind = NativeModel::Kind::kIrInMemory;
-    model.xml = testing::read_file(folder.path / "model.xml");
-    model.weights = testing::read_file(folder.path / "model.bin");
-  } else if (side == "native-file") {
-    model.kind = NativeModel::Kind::kIrFromFiles;
-    model.xml_path = folder.path / "model.xml";
-    if (fs::file_size(folder.path / "model.bin") > 0) model.weights_path = folder.path / "model.bin";
-  } else if (side == "native-import") {
-    model.kind = NativeModel::Kind::kImported;
-    model.exported = testing::read_file(folder.path / "native.exported");
-  } else {
-    throw std::runtime_error("not a native side: " + side);
-  }
-  return model;
+  if (side == "native") return {false, read_file(folder.path / "model.xml"), read_file(folder.path / "model.bin")};
+  if (side == "native-import") return {true, {}, read_file(folder.path / "native.exported")};
+  throw std::runtime_error("not a native side: " + side);
 }
 
 // Our delegate, opened at run time rather than linked. Linked, it would register before ExecuTorch's
@@ -266,7 +290,7 @@ NativeModel native_model(const Folder& folder, const std::string& side) {
 struct OurLibrary {
   std::string path;
   const char* (*describe_runtime)() = nullptr;
-  const char* (*backend_library)(const char*) = nullptr;  // newer libraries only; may be null
+  const char* (*backend_library)(const char*) = nullptr;
 };
 
 const OurLibrary& our_library() {
@@ -274,13 +298,15 @@ const OurLibrary& our_library() {
     OurLibrary opened;
     const char* configured = std::getenv("EXECUTORCH_OPENVINO_LIBRARY");
     opened.path = configured != nullptr && configured[0] != '\0' ? configured : EOV_BENCH_DELEGATE_LIBRARY;
-    void* handle = dlopen(opened.path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // GLOBAL: ProgramRunner finds its errors
+    void* handle = dlopen(opened.path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // GLOBAL: ours_last_error finds it
     if (handle == nullptr) throw std::runtime_error("cannot load " + opened.path + ": " + dlerror());
     const auto status = reinterpret_cast<int (*)()>(dlsym(handle, "executorch_openvino_registration_status"));
     opened.describe_runtime = reinterpret_cast<const char* (*)()>(dlsym(handle, "executorch_openvino_describe_runtime"));
     opened.backend_library =
         reinterpret_cast<const char* (*)(const char*)>(dlsym(handle, "executorch_openvino_backend_library"));
-    if (status == nullptr || opened.describe_runtime == nullptr) throw std::runtime_error(opened.path + " is not our delegate");
+    if (status == nullptr || opened.describe_runtime == nullptr || opened.backend_library == nullptr) {
+      throw std::runtime_error(opened.path + " is not our delegate");
+    }
     if (const int code = status(); code != 0) {
       throw std::runtime_error("registering our backend failed with ExecuTorch error " + std::to_string(code));
     }
@@ -289,11 +315,8 @@ const OurLibrary& our_library() {
   return library;
 }
 
-// The library whose backend runs programs of ExecuTorch's own OpenVINO delegate, when ours can say.
-std::string openvino_backend_holder() {
-  const OurLibrary& ours = our_library();
-  return ours.backend_library != nullptr ? ours.backend_library("OpenvinoBackend") : "unknown";
-}
+// The library whose backend runs programs of ExecuTorch's own OpenVINO delegate.
+std::string openvino_backend_holder() { return our_library().backend_library("OpenvinoBackend"); }
 
 // One of ExecuTorch's delegates from the executorch wheel, beside the libexecutorch.so we link:
 // loading the library registers its backend in the same registry as ours.
@@ -316,7 +339,7 @@ void load_backend_library(const std::string& file) {
 struct ProgramVariant {
   const char* name;
   const char* pte;
-  const char* library;  // nullptr: ours (linked) or none
+  const char* library;  // nullptr: ours (opened) or none
   ProgramRunner::Loader loader;
   bool set_inputs;
 };
@@ -325,16 +348,22 @@ const ProgramVariant kProgramVariants[] = {
     {"ours", "ours.pte", nullptr, ProgramRunner::Loader::kFile, false},
     {"ours-set-inputs", "ours.pte", nullptr, ProgramRunner::Loader::kFile, true},
     {"xnnpack", "xnnpack.pte", "libexecutorch_backend_xnnpack.so", ProgramRunner::Loader::kFile, false},
-    {"et-kernels", "kernels.pte", nullptr, ProgramRunner::Loader::kFile, false},
     // One buffer for the whole program: ExecuTorch's own OpenVINO delegate frees its segment right
     // after ov_core_import_model, and OpenVINO 2026 keeps reading the weights from it (with the file
-    // loader that is a use after free, with mmap a crash; see bench/zoo/README.md).
+    // loader that is a use after free: docs/performance.md).
     {"et-openvino", "et_openvino.pte", "libexecutorch_backend_openvino.so", ProgramRunner::Loader::kBuffer, false},
     {"ours-bf16", "ours_bf16.pte", nullptr, ProgramRunner::Loader::kFile, false},
     // ExecuTorch's own delegate's program run by ours (registered under its name when that library is
-    // not in the process), read as executorch-openvino-run reads programs.
+    // not in the process).
     {"ours-upstream", "et_openvino.pte", nullptr, ProgramRunner::Loader::kFile, false},
 };
+
+const ProgramVariant* find_program_variant(const std::string& name) {
+  for (const ProgramVariant& program : kProgramVariants) {
+    if (name == program.name) return &program;
+  }
+  return nullptr;
+}
 
 // ExecuTorch's own delegate opens OPENVINO_LIB_PATH as a file (or "libopenvino_c.so", which the pip
 // wheel does not have); ours also takes a folder. Point both at the file our layer resolves.
@@ -343,72 +372,40 @@ void pin_openvino_library_file() {
   setenv("OPENVINO_LIB_PATH", library.c_str(), 1);
 }
 
-// ---- Sides ---------------------------------------------------------------------------------------
+// ---- Variants ------------------------------------------------------------------------------------
 
 struct Variant {
   std::function<bool()> call;
   std::function<std::string()> failure;
   std::function<bool()> sets_inputs_every_call = [] { return false; };
-  // Output i as bytes: native's host tensors, or the method's outputs.
+  // Output i of the method as bytes (null when the variant does not produce it).
   std::function<std::pair<const uint8_t*, size_t>(size_t)> output;
   double load_ms = 0;
 };
 
-struct Sides {
-  Folder folder;
-  std::unique_ptr<NativeTensors> native_tensors;
-  std::unique_ptr<NativeRunner> native;
-  std::map<std::string, std::unique_ptr<ProgramRunner>> programs;  // by .pte file (and delegate library)
-  std::map<std::string, Variant> variants;
-
-  explicit Sides(const fs::path& path) : folder(path) {}
-};
-
-Variant native_variant(NativeRunner* native, const NativeTensors* tensors, const std::vector<size_t>& positions) {
-  Variant variant;
-  variant.call = [native] { return native->run(); };
-  variant.failure = [native] { return native->failure(); };
-  // By method output index, like the program variants.
-  variant.output = [tensors, positions](size_t i) -> std::pair<const uint8_t*, size_t> {
-    for (size_t k = 0; k < positions.size(); ++k) {
-      if (positions[k] == i) return {tensors->outputs[k]->data(), tensors->outputs[k]->nbytes()};
+// Output i of the method, from a side's own arrays.
+std::function<std::pair<const uint8_t*, size_t>(size_t)> array_output(Arrays* arrays) {
+  return [arrays](size_t i) -> std::pair<const uint8_t*, size_t> {
+    for (size_t k = 0; k < arrays->output_positions.size(); ++k) {
+      if (arrays->output_positions[k] == i) return {arrays->outputs[k].data.data(), arrays->outputs[k].data.size()};
     }
     return {nullptr, 0};
   };
+}
+
+Variant native_variant(NativeRunner* native, Arrays* arrays, bool rebinding) {
+  Variant variant;
+  variant.call = rebinding ? std::function<bool()>([native] { return native->run_rebinding(); })
+                           : std::function<bool()>([native] { return native->run(); });
+  variant.failure = [native] { return native->failure(); };
+  variant.output = array_output(arrays);
   return variant;
-}
-
-void add_native(Sides& sides, bool rebinding_too) {
-  const Clock::time_point start = Clock::now();
-  sides.native_tensors = std::make_unique<NativeTensors>(sides.folder);
-  sides.native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(sides.folder, "native"),
-                                                sides.folder.setup,
-                                                pointers(sides.native_tensors->inputs),
-                                                pointers(sides.native_tensors->outputs),
-                                                sides.folder.path.filename().string());
-  NativeRunner* native = sides.native.get();
-  Variant bound = native_variant(native, sides.native_tensors.get(), sides.folder.native_outputs);
-  bound.load_ms = elapsed_ms(start);
-  sides.variants["native"] = bound;
-  if (rebinding_too) {
-    Variant rebinding = bound;
-    rebinding.call = [native] { return native->run_rebinding(); };
-    rebinding.load_ms = 0;
-    sides.variants["native-rebind"] = rebinding;
-  }
-}
-
-std::unique_ptr<ProgramRunner> load_program(const Folder& folder, const std::string& file, ProgramRunner::Loader loader) {
-  return std::make_unique<ProgramRunner>(folder.path / file, loader, folder.method_inputs);
 }
 
 Variant program_variant(ProgramRunner* program, bool setting_inputs, double load_ms) {
   Variant variant;
-  if (setting_inputs) {
-    variant.call = [program] { return program->run_setting_inputs(); };
-  } else {
-    variant.call = [program] { return program->run(); };
-  }
+  variant.call = setting_inputs ? std::function<bool()>([program] { return program->run_setting_inputs(); })
+                                : std::function<bool()>([program] { return program->run(); });
   variant.failure = [program] { return program->failure(); };
   variant.output = [program](size_t i) {
     return i < program->output_count() ? program->output_bytes(i) : std::pair<const uint8_t*, size_t>{nullptr, 0};
@@ -418,7 +415,59 @@ Variant program_variant(ProgramRunner* program, bool setting_inputs, double load
   return variant;
 }
 
-// ---- serve ---------------------------------------------------------------------------------------
+// Everything serve (or load) made, kept alive while its variants run.
+struct Sides {
+  Folder folder;
+  Arrays native_arrays, delegate_arrays;
+  std::unique_ptr<NativeRunner> native;
+  std::unique_ptr<DelegateRunner> delegate;
+  std::map<std::string, std::unique_ptr<ProgramRunner>> programs;  // by .pte file (and delegate library)
+  std::map<std::string, Variant> variants;
+
+  explicit Sides(const fs::path& path) : folder(path) {}
+
+  void add_native(const std::string& side, const std::vector<ov::Property>& properties) {
+    const Clock::time_point start = Clock::now();
+    native_arrays = folder.arrays(folder.native_inputs, folder.native_outputs);
+    native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(folder, side), folder.device, properties,
+                                            host_buffers(native_arrays.inputs), host_buffers(native_arrays.outputs));
+    variants["native"] = native_variant(native.get(), &native_arrays, false);
+    variants["native"].load_ms = elapsed_ms(start);
+    variants["native-rebind"] = native_variant(native.get(), &native_arrays, true);
+  }
+
+  void add_delegate() {
+    our_library();
+    executorch::runtime::BackendInterface* backend = executorch::runtime::get_backend_class(EXECUTORCH_OPENVINO_BACKEND_ID);
+    if (backend == nullptr) throw std::runtime_error("no backend " EXECUTORCH_OPENVINO_BACKEND_ID " is registered");
+    const Clock::time_point start = Clock::now();
+    delegate_arrays = folder.arrays(folder.delegate_inputs, folder.delegate_outputs);
+    delegate = std::make_unique<DelegateRunner>(backend, read_file(folder.path / "delegate.bin"), folder.specs,
+                                                delegate_arguments(delegate_arrays.inputs),
+                                                delegate_arguments(delegate_arrays.outputs));
+    Variant variant;
+    DelegateRunner* runner = delegate.get();
+    variant.call = [runner] { return runner->run(); };
+    variant.failure = [] { return ours_last_error(); };
+    variant.output = array_output(&delegate_arrays);
+    variant.load_ms = elapsed_ms(start);
+    variants["delegate"] = variant;
+  }
+
+  void add_program(const ProgramVariant& program) {
+    if (program.library != nullptr) load_backend_library(program.library);
+    // Variants of one program share it (ours, ours-set-inputs), unless run by another delegate.
+    const std::string key = program.library != nullptr ? program.pte + std::string("@") + program.library
+                                                       : std::string(program.pte);
+    double load_ms = 0;
+    if (programs.count(key) == 0) {
+      const Clock::time_point start = Clock::now();
+      programs[key] = std::make_unique<ProgramRunner>(folder.path / program.pte, program.loader, folder.method_inputs);
+      load_ms = elapsed_ms(start);
+    }
+    variants[program.name] = program_variant(programs[key].get(), program.set_inputs, load_ms);
+  }
+};
 
 // One figure per output set: the largest |a - b| over f32 outputs, 0/inf for exact/unequal others.
 double compare(const Variant& variant, const std::function<std::pair<const uint8_t*, size_t>(size_t)>& reference,
@@ -437,138 +486,141 @@ double compare(const Variant& variant, const std::function<std::pair<const uint8
   return worst;
 }
 
+// ---- serve ---------------------------------------------------------------------------------------
+
+void print_check(Sides& sides) {
+  const auto native_found = sides.variants.find("native");
+  const auto native_output = [&](size_t i) -> std::pair<const uint8_t*, size_t> {
+    return native_found == sides.variants.end() ? std::pair<const uint8_t*, size_t>{nullptr, 0}
+                                                : native_found->second.output(i);
+  };
+  const auto reference = [&](size_t i) -> std::pair<const uint8_t*, size_t> {
+    const auto& data = sides.folder.reference_outputs.at(i).data;
+    return {data.data(), data.size()};
+  };
+  // Every variant runs before any is compared: outputs stay in each variant's own buffers. Twice: a
+  // program's first call checks whether its inputs survive it (see ProgramRunner).
+  std::map<std::string, bool> ran;
+  for (const auto& [name, variant] : sides.variants) ran[name] = variant.call() && variant.call();
+  std::cout << "{";
+  bool first = true;
+  for (const auto& [name, variant] : sides.variants) {
+    std::cout << (first ? "" : ", ") << json_string(name) << ": {\"ran\": " << (ran[name] ? "true" : "false")
+              << ", \"vs_native\": " << json_number(compare(variant, native_output, sides.folder.reference_outputs))
+              << ", \"vs_eager\": " << json_number(compare(variant, reference, sides.folder.reference_outputs))
+              << ", \"sets_inputs_every_call\": " << (variant.sets_inputs_every_call() ? "true" : "false")
+              << (ran[name] ? "" : ", \"failure\": " + json_string(variant.failure())) << "}";
+    first = false;
+  }
+  std::cout << "}" << std::endl;
+}
+
+void print_times(const std::string& name, const Variant& variant, long count, double seconds) {
+  std::vector<int64_t> samples;
+  samples.reserve(count > 0 ? static_cast<size_t>(count) : 1 << 16);
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  bool ok = true;
+  while (ok && (count > 0 ? static_cast<long>(samples.size()) < count : samples.empty() || Clock::now() < deadline)) {
+    const Clock::time_point start = Clock::now();
+    ok = variant.call();
+    samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+  }
+  if (!ok) {
+    std::cout << "{\"error\": " << json_string(name + ": " + variant.failure()) << "}" << std::endl;
+    return;
+  }
+  std::cout << "{\"ns\": [";
+  for (size_t i = 0; i < samples.size(); ++i) std::cout << (i ? "," : "") << samples[i];
+  std::cout << "]}" << std::endl;
+}
+
+void print_allocations(const Variant& variant, long count) {
+  variant.call();  // not counted: a first call after another variant may (re)bind
+  t_this_thread = 0;
+  g_all_threads = 0;
+  t_counting = true;
+  g_counting = true;
+  bool ok = true;
+  for (long i = 0; i < count && ok; ++i) ok = variant.call();
+  g_counting = false;
+  t_counting = false;
+  std::cout << "{\"calls\": " << count << ", \"this_thread\": " << t_this_thread << ", \"all_threads\": "
+            << g_all_threads.load() << (ok ? "" : ", \"failed\": true") << "}" << std::endl;
+}
+
 int serve(const fs::path& path, const std::vector<std::string>& wanted) {
   Sides sides(path);
   std::map<std::string, std::string> failed;  // variant -> why it could not be loaded
   auto wants = [&](const std::string& name) { return std::find(wanted.begin(), wanted.end(), name) != wanted.end(); };
+  auto attempt = [&](const std::string& name, const std::function<void()>& add) {
+    try {  // a variant that does not load is reported and left out; the others are still measured
+      add();
+    } catch (const std::exception& error) {
+      failed[name] = error.what();
+    }
+  };
   try {
-    if (wants("native") || wants("native-rebind")) add_native(sides, wants("native-rebind"));
-    // ExecuTorch's own OpenVINO delegate opens OPENVINO_LIB_PATH as a file (ours also takes a folder),
-    // and is loaded before ours so that it keeps its backend name.
+    if (wants("native") || wants("native-rebind")) attempt("native", [&] { sides.add_native("native", sides.folder.properties); });
+    // ExecuTorch's own OpenVINO delegate is loaded before ours so that it keeps its backend name.
     pin_openvino_library_file();
     if (wants("et-openvino")) load_backend_library("libexecutorch_backend_openvino.so");
     our_library();
     const std::string holder = openvino_backend_holder();
     const bool upstream_on_ours = holder == our_library().path ||
-                                  (holder != "unknown" && fs::exists(holder) && fs::equivalent(holder, our_library().path));
+                                  (fs::exists(holder) && fs::equivalent(holder, our_library().path));
+    if (wants("delegate")) attempt("delegate", [&] { sides.add_delegate(); });
     for (const ProgramVariant& program : kProgramVariants) {
       if (!wants(program.name)) continue;
-      // A program that does not load is reported and left out; the others are still measured.
-      try {
+      attempt(program.name, [&] {
         if (std::string(program.name) == "ours-upstream" && !upstream_on_ours) {
           throw std::runtime_error("ExecuTorch's own OpenVINO delegate holds its backend name in this process");
         }
         if (std::string(program.name) == "et-openvino" && upstream_on_ours) {
           throw std::runtime_error("our delegate holds the OpenvinoBackend name, so it would run this program");
         }
-        if (program.library != nullptr) load_backend_library(program.library);
-        // Variants of one program share it (ours, ours-set-inputs), unless run by another delegate.
-        const std::string key = program.library != nullptr ? program.pte + std::string("@") + program.library
-                                                           : std::string(program.pte);
-        double load_ms = 0;
-        if (sides.programs.count(key) == 0) {
-          const Clock::time_point start = Clock::now();
-          std::unique_ptr<ProgramRunner> runner = load_program(sides.folder, program.pte, program.loader);
-          load_ms = elapsed_ms(start);
-          sides.programs[key] = std::move(runner);
-        }
-        sides.variants[program.name] = program_variant(sides.programs[key].get(), program.set_inputs, load_ms);
-      } catch (const std::exception& error) {
-        failed[program.name] = error.what();
-      }
+        sides.add_program(program);
+      });
     }
     for (const std::string& name : wanted) {
-      if (sides.variants.count(name) == 0 && failed.count(name) == 0) throw UsageError("unknown variant " + name);
+      if (sides.variants.count(name) == 0 && failed.count(name) == 0 && !(name == "native-rebind" && failed.count("native"))) {
+        throw UsageError("unknown variant " + name);
+      }
     }
+    for (auto it = sides.variants.begin(); it != sides.variants.end();) it = wants(it->first) ? std::next(it) : sides.variants.erase(it);
   } catch (const std::exception& error) {
     std::cout << "{\"error\": " << json_string(error.what()) << "}" << std::endl;
     return 1;
   }
-  std::cout << "{\"ready\": true, \"load_ms\": {";
+  std::cout << "{\"ready\": true, \"openvino_backend_holder\": " << json_string(openvino_backend_holder())
+            << ", \"failed\": {";
   bool first = true;
-  for (const auto& [name, variant] : sides.variants) {
-    std::cout << (first ? "" : ", ") << json_string(name) << ": " << json_number(variant.load_ms);
-    first = false;
-  }
-  std::cout << "}, \"openvino_backend_holder\": " << json_string(openvino_backend_holder()) << ", \"failed\": {";
-  first = true;
   for (const auto& [name, why] : failed) {
     std::cout << (first ? "" : ", ") << json_string(name) << ": " << json_string(why);
     first = false;
   }
   std::cout << "}}" << std::endl;
 
-  std::vector<int64_t> samples;
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream words(line);
     std::string command, name;
     long count = 0;
-    words >> command >> name >> count;
+    double seconds = 0;
+    words >> command >> name >> count >> seconds;
     if (command == "quit") break;
     if (command == "check") {
-      std::cout << "{";
-      const auto native_found = sides.variants.find("native");
-      const auto native_output = [&](size_t i) -> std::pair<const uint8_t*, size_t> {
-        if (native_found == sides.variants.end()) return {nullptr, 0};
-        return native_found->second.output(i);
-      };
-      const auto reference = [&](size_t i) -> std::pair<const uint8_t*, size_t> {
-        if (i >= sides.folder.reference_outputs.size()) return {nullptr, 0};
-        const auto& data = sides.folder.reference_outputs[i].data;
-        return {data.data(), data.size()};
-      };
-      // Every variant runs before any is compared: outputs stay in each variant's own buffers.
-      // Twice: a program's first call checks whether its inputs survive a call (see ProgramRunner).
-      std::map<std::string, bool> ran;
-      for (const auto& [variant_name, variant] : sides.variants) ran[variant_name] = variant.call() && variant.call();
-      bool first_variant = true;
-      for (const auto& [variant_name, variant] : sides.variants) {
-        std::cout << (first_variant ? "" : ", ") << json_string(variant_name)
-                  << ": {\"ran\": " << (ran[variant_name] ? "true" : "false")
-                  << ", \"vs_native\": " << json_number(compare(variant, native_output, sides.folder.reference_outputs))
-                  << ", \"vs_eager\": " << json_number(compare(variant, reference, sides.folder.reference_outputs))
-                  << ", \"sets_inputs_every_call\": " << (variant.sets_inputs_every_call() ? "true" : "false")
-                  << (ran[variant_name] ? "" : ", \"failure\": " + json_string(variant.failure())) << "}";
-        first_variant = false;
-      }
-      std::cout << "}" << std::endl;
+      print_check(sides);
       continue;
     }
     const auto found = sides.variants.find(name);
-    if (found == sides.variants.end() || count < 1 || (command != "time" && command != "allocs")) {
+    if (found == sides.variants.end() || (count < 1 && !(command == "time" && seconds > 0)) ||
+        (command != "time" && command != "allocs")) {
       std::cout << "{\"error\": " << json_string("bad command: " + line) << "}" << std::endl;
-      continue;
-    }
-    const Variant& variant = found->second;
-    if (command == "time") {
-      samples.clear();
-      samples.reserve(static_cast<size_t>(count));
-      bool ok = true;
-      for (long i = 0; i < count && ok; ++i) {
-        const Clock::time_point start = Clock::now();
-        ok = variant.call();
-        samples.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-      }
-      if (!ok) {
-        std::cout << "{\"error\": " << json_string(name + ": " + variant.failure()) << "}" << std::endl;
-        continue;
-      }
-      std::cout << "{\"ns\": [";
-      for (size_t i = 0; i < samples.size(); ++i) std::cout << (i ? "," : "") << samples[i];
-      std::cout << "]}" << std::endl;
+    } else if (command == "time") {
+      print_times(name, found->second, count, seconds);
     } else {
-      variant.call();  // not counted: a first call after another variant may (re)bind
-      t_this_thread = 0;
-      g_all_threads = 0;
-      t_counting = true;
-      g_counting = true;
-      bool ok = true;
-      for (long i = 0; i < count && ok; ++i) ok = variant.call();
-      g_counting = false;
-      t_counting = false;
-      std::cout << "{\"calls\": " << count << ", \"this_thread\": " << t_this_thread
-                << ", \"all_threads\": " << g_all_threads.load() << (ok ? "" : ", \"failed\": true") << "}" << std::endl;
+      print_allocations(found->second, count);
     }
   }
   return 0;
@@ -581,121 +633,68 @@ struct LoadOptions {
   bool preopen = false;
   std::optional<fs::path> cache;
   int runs = 3;
-  ProgramRunner::Loader loader = ProgramRunner::Loader::kFile;
-  bool loader_given = false;
-  bool scribble_model_bytes = false;  // native sides: see NativeRunner::scribble_model_bytes
 };
 
-const ProgramVariant* find_program_variant(const std::string& name) {
-  for (const ProgramVariant& program : kProgramVariants) {
-    if (name == program.name) return &program;
-  }
-  return nullptr;
-}
-
 int load(const fs::path& path, const LoadOptions& options) {
-  const Folder folder(path);
+  Sides sides(path);
   const bool native_side = options.side.rfind("native", 0) == 0;
   const ProgramVariant* program_side = find_program_variant(options.side);
   if (!native_side && program_side == nullptr) throw UsageError("unknown side " + options.side);
-  CompileSetup setup = folder.setup;
+  std::vector<ov::Property> properties = sides.folder.properties;
   if (options.cache) {
     // Native: CACHE_DIR with the other properties; ours: the variable its load-time defaults read.
-    if (native_side) setup.properties.push_back({"CACHE_DIR", options.cache->string()});
+    if (native_side) properties.push_back({"CACHE_DIR", options.cache->string()});
     setenv("EXECUTORCH_OPENVINO_CACHE_DIR", options.cache->c_str(), 1);
   }
-  if (program_side != nullptr && program_side->library != nullptr) {
-    // ExecuTorch's OpenVINO delegate needs OPENVINO_LIB_PATH to name the file (this opens the runtime
-    // library, as its own init would).
-    pin_openvino_library_file();
-    load_backend_library(program_side->library);
-  }
+  if (program_side != nullptr && program_side->library != nullptr) pin_openvino_library_file();
   // Ours only where it runs the program: a native process holds OpenVINO and nothing of ours.
   const bool ours_side = options.side.rfind("ours", 0) == 0;
   if (ours_side) our_library();
-  std::unique_ptr<NativeTensors> tensors;
-  if (native_side) tensors = std::make_unique<NativeTensors>(folder);
 
   // With --preopen the runtime library, one core and its devices are ready before the clock starts,
   // the same work for every side (ours through its own copy of the runtime layer), so the timed part
-  // is the model's load alone. Without it, a first load in a process is timed, runtime included.
-  double preopen_ms = 0, runtime_ms = NAN, core_ms = NAN, devices_ms = NAN;
+  // is the model's load alone.
   if (options.preopen) {
-    const Clock::time_point start = Clock::now();
     if (ours_side) {
       const std::string description = our_library().describe_runtime();
       if (description.find("loaded=1") == std::string::npos) throw std::runtime_error(description);
-    } else {
-      // Timed step by step: a delegate that does not share its core pays the last two per model.
-      ov::Runtime& runtime = runtime_or_throw();
-      runtime_ms = elapsed_ms(start);
-      Clock::time_point step = Clock::now();
-      if (!runtime.core().ok()) throw std::runtime_error("creating an OpenVINO core failed");
-      core_ms = elapsed_ms(step);
-      step = Clock::now();
-      if (!runtime.available_devices().ok()) throw std::runtime_error("listing OpenVINO's devices failed");
-      devices_ms = elapsed_ms(step);
+    } else if (!runtime_or_throw().core().ok() || !runtime_or_throw().available_devices().ok()) {
+      throw std::runtime_error("opening OpenVINO's core and devices failed");
     }
-    preopen_ms = elapsed_ms(start);
   }
 
   const long rss_before = status_kb("VmRSS");
   const bool reset = reset_peak();
-  Clock::time_point start = Clock::now();
-  std::unique_ptr<NativeRunner> native;
-  std::unique_ptr<ProgramRunner> program;
+  const Clock::time_point start = Clock::now();
   if (native_side) {
-    native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(folder, options.side), setup,
-                                            pointers(tensors->inputs),
-                                            pointers(tensors->outputs), path.filename().string());
+    sides.add_native(options.side, properties);
   } else {
-    program = load_program(folder, program_side->pte, options.loader_given ? options.loader : program_side->loader);
+    sides.add_program(*program_side);
   }
   const double load_ms = elapsed_ms(start);
-  const long rss_after_load = status_kb("VmRSS");
   const long peak_load = status_kb("VmHWM");
-  const size_t scribbled = options.scribble_model_bytes && native ? native->scribble_model_bytes() : 0;
-
-  const Variant loaded = native ? native_variant(native.get(), tensors.get(), folder.native_outputs)
-                                : program_variant(program.get(), false, load_ms);
-  start = Clock::now();
+  const Variant& loaded = sides.variants.at(native_side ? "native" : options.side);
   if (!loaded.call()) throw std::runtime_error("first run failed: " + loaded.failure());
-  const double first_ms = elapsed_ms(start);
-  std::vector<double> runs;
   for (int i = 0; i < options.runs; ++i) {
-    start = Clock::now();
     if (!loaded.call()) throw std::runtime_error("run failed: " + loaded.failure());
-    runs.push_back(elapsed_ms(start));
   }
-  std::sort(runs.begin(), runs.end());
   const long peak_run = status_kb("VmHWM");
   // The outputs against eager PyTorch's: shows, e.g., that a model imported from the cache still
   // computes in the precision it was compiled for.
   const double vs_eager = compare(loaded, [&](size_t i) -> std::pair<const uint8_t*, size_t> {
-    return {folder.reference_outputs[i].data.data(), folder.reference_outputs[i].data.size()};
-  }, folder.reference_outputs);
-  std::cout << "{\"side\": " << json_string(options.side) << ", \"preopen\": " << (options.preopen ? "true" : "false")
-            << ", \"preopen_ms\": " << json_number(preopen_ms) << ", \"runtime_ms\": " << json_number(runtime_ms)
-            << ", \"core_ms\": " << json_number(core_ms) << ", \"devices_ms\": " << json_number(devices_ms)
-            << ", \"load_ms\": " << json_number(load_ms)
-            << ", \"first_ms\": " << json_number(first_ms)
-            << ", \"run_ms\": " << json_number(runs.empty() ? NAN : runs[runs.size() / 2])
-            << ", \"rss_before_kb\": " << rss_before << ", \"rss_after_load_kb\": " << rss_after_load
-            << ", \"peak_load_kb\": " << peak_load << ", \"peak_run_kb\": " << peak_run
-            << ", \"reset\": " << (reset ? "true" : "false") << ", \"vs_eager\": " << json_number(vs_eager)
-            << ", \"scribbled_bytes\": " << scribbled
-            << ", \"sets_inputs_every_call\": " << (loaded.sets_inputs_every_call() ? "true" : "false") << "}"
-            << std::endl;
+    return {sides.folder.reference_outputs[i].data.data(), sides.folder.reference_outputs[i].data.size()};
+  }, sides.folder.reference_outputs);
+  std::cout << "{\"side\": " << json_string(options.side) << ", \"load_ms\": " << json_number(load_ms)
+            << ", \"rss_before_kb\": " << rss_before << ", \"peak_load_kb\": " << peak_load
+            << ", \"peak_run_kb\": " << peak_run << ", \"reset\": " << (reset ? "true" : "false")
+            << ", \"vs_eager\": " << json_number(vs_eager) << "}" << std::endl;
   return 0;
 }
 
 int export_compiled(const fs::path& path, const fs::path& out) {
-  const Folder folder(path);
-  NativeTensors tensors(folder);
-  NativeRunner native(runtime_or_throw(), native_model(folder, "native"), folder.setup,
-                      pointers(tensors.inputs), pointers(tensors.outputs),
-                      path.filename().string());
-  native.export_to(out);
+  Sides sides(path);
+  sides.add_native("native", sides.folder.properties);
+  sides.native->export_to(out.string());
   return 0;
 }
 
@@ -728,11 +727,6 @@ int run(int argc, char** argv) {
       options.cache = fs::path(value());
     } else if (flag == "--runs") {
       options.runs = std::stoi(value());
-    } else if (flag == "--scribble-model-bytes") {
-      options.scribble_model_bytes = true;
-    } else if (flag == "--loader") {
-      options.loader = loader_from_name(value());
-      options.loader_given = true;
     } else {
       throw UsageError("unknown option " + flag);
     }

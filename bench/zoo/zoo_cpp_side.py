@@ -1,5 +1,6 @@
 """Driving bench_zoo_cpp (zoo_cpp.cpp), the zoo's C++ side: a server process per model whose
-variants zoo.py times block by block between its Python variants, and one fresh process per load."""
+variants zoo.py times in the engine's interleaved rounds beside its Python variants, and one fresh
+process per load."""
 
 from __future__ import annotations
 
@@ -7,34 +8,22 @@ import json
 import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 from common.processes import child_env, last_json
-
-CACHE_VARIABLE = "EXECUTORCH_OPENVINO_CACHE_DIR"
+from executorch_openvino.benchmark import Runner, Slice
 
 
 class ChildFailed(RuntimeError):
-    """A child process failed; `crashed` when a signal ended it (then `signal_name` says which)."""
+    """A child process failed (with the signal that ended it, when one did)."""
 
     def __init__(self, what: str, returncode: int, output: str):
-        self.returncode = returncode
-        self.crashed = returncode < 0
-        self.signal_name = signal.Signals(-returncode).name if self.crashed else ""
-        how = f"crashes (signal {-returncode}, {self.signal_name})" if self.crashed else f"exits with {returncode}"
-        super().__init__(f"{what} {how}: {output.strip()[-600:]}")
-        self.how = how
-
-
-def child_environment(cache: Optional[Path] = None) -> Dict[str, str]:
-    """This process's environment for a child, with the delegate's model cache at `cache` or none."""
-    return child_env(**{CACHE_VARIABLE: cache})
-
-
-def _without_logs(text: str) -> str:
-    """ExecuTorch's log lines ("I 00:00:00.04 executorch:...") are not what a failure is about."""
-    return "\n".join(line for line in text.splitlines() if not line.startswith(("I ", "D ")))
+        how = (f"crashes (signal {-returncode}, {signal.Signals(-returncode).name})" if returncode < 0
+               else f"exits with {returncode}")
+        lines = [line for line in output.splitlines() if not line.startswith(("I ", "D "))]  # ExecuTorch's logs
+        super().__init__(f"{what} {how}: {' '.join(lines)[-600:]}")
 
 
 class CppServer:
@@ -44,14 +33,12 @@ class CppServer:
         self._stderr = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen([str(tool), "serve", str(folder), "--variants", ",".join(variants)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                        text=True, bufsize=1, env=child_environment())
+                                        text=True, bufsize=1, env=child_env(EXECUTORCH_OPENVINO_CACHE_DIR=None))
         ready = self._read("loading")
         if "error" in ready:
             self.close()
             raise RuntimeError(f"bench_zoo_cpp could not load the variants: {ready['error']}")
-        self.load_ms = ready.get("load_ms", {})
         self.failed = ready.get("failed", {})  # variant -> why it could not be loaded
-        # The library that runs programs of ExecuTorch's own OpenVINO delegate in this process.
         self.openvino_backend_holder = ready.get("openvino_backend_holder", "unknown")
 
     def _read(self, doing: str) -> dict:
@@ -59,10 +46,10 @@ class CppServer:
         if not line:
             code = self.process.wait()
             self._stderr.seek(0)
-            raise ChildFailed(f"bench_zoo_cpp serve ({doing})", code, _without_logs(self._stderr.read()))
+            raise ChildFailed(f"bench_zoo_cpp serve ({doing})", code, self._stderr.read())
         return json.loads(line)
 
-    def _ask(self, command: str) -> dict:
+    def ask(self, command: str) -> dict:
         self.process.stdin.write(command + "\n")
         self.process.stdin.flush()
         answer = self._read(command)
@@ -70,15 +57,17 @@ class CppServer:
             raise RuntimeError(f"bench_zoo_cpp: {answer['error']}")
         return answer
 
-    def time(self, variant: str, calls: int) -> List[float]:
-        """Milliseconds of each of `calls` calls."""
-        return [ns / 1e6 for ns in self._ask(f"time {variant} {calls}")["ns"]]
+    def runner(self, variant: str) -> Runner:
+        """The engine's view of one variant: `calls` calls, or calls for `seconds`, timed in C++."""
+        server = self
 
-    def allocations(self, variant: str, calls: int) -> dict:
-        return self._ask(f"allocs {variant} {calls}")
+        class Timed(Runner):
+            def run(self, calls: Optional[int], seconds: Optional[float]) -> Slice:
+                started = time.perf_counter()
+                ns = server.ask(f"time {variant} {calls or 0} {seconds or 0}")["ns"]
+                return Slice(len(ns), time.perf_counter() - started, [n / 1e6 for n in ns])
 
-    def check(self) -> dict:
-        return self._ask("check")
+        return Timed()
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -92,24 +81,18 @@ class CppServer:
         self._stderr.close()
 
 
-def cpp_load(tool: Path, folder: Path, side: str, *, cache: Optional[Path] = None, preopen: bool = True,
-             loader: Optional[str] = None, runs: int = 3, timeout: float = 600) -> dict:
-    """One load of `side` in a fresh bench_zoo_cpp process (see its `load` mode); raises ChildFailed."""
-    command = [str(tool), "load", str(folder), "--side", side, "--runs", str(runs)]
-    if preopen:
-        command.append("--preopen")
-    if cache is not None:
-        command += ["--cache", str(cache)]
-    if loader is not None:
-        command += ["--loader", loader]
-    done = subprocess.run(command, capture_output=True, text=True, env=child_environment(), timeout=timeout)
+def cpp_load(tool: Path, folder: Path, side: str, cache: Optional[Path] = None) -> dict:
+    """One load of `side` in a fresh bench_zoo_cpp process, OpenVINO opened before the clock."""
+    command = [str(tool), "load", str(folder), "--side", side, "--preopen"] + (["--cache", str(cache)] if cache else [])
+    done = subprocess.run(command, capture_output=True, text=True, env=child_env(EXECUTORCH_OPENVINO_CACHE_DIR=None),
+                          timeout=600)
     if done.returncode != 0:
-        raise ChildFailed(f"bench_zoo_cpp load --side {side}", done.returncode, _without_logs(done.stderr))
+        raise ChildFailed(f"bench_zoo_cpp load --side {side}", done.returncode, done.stderr)
     return last_json(done.stdout)
 
 
 def cpp_export(tool: Path, folder: Path, out: Path) -> None:
     done = subprocess.run([str(tool), "export", str(folder), str(out)], capture_output=True, text=True,
-                          env=child_environment(), timeout=600)
+                          env=child_env(), timeout=600)
     if done.returncode != 0:
-        raise ChildFailed("bench_zoo_cpp export", done.returncode, _without_logs(done.stderr))
+        raise ChildFailed("bench_zoo_cpp export", done.returncode, done.stderr)

@@ -1,21 +1,23 @@
 """One zoo model made ready to run every way: exported, lowered to each delegate, and written to a
-folder that bench_zoo_cpp and the Python side both read.
+folder that bench_zoo_cpp and zoo.py both read.
 
 The folder: input<i>.npy (the method's inputs) and output<i>.npy (eager PyTorch's outputs), in the
-method's order; ours.pte, xnnpack.pte, kernels.pte and et_openvino.pte (each when its lowering
-worked), ours_bf16.pte (ours with INFERENCE_PRECISION_HINT=bf16); model.xml / model.bin, the IR
-inside our delegate's blob; native.txt (device, properties and the IR's inputs and outputs, for
-bench_zoo_cpp) and native.json (the same, for the Python native variant).
+method's order; ours.pte, ours_bf16.pte (ours with INFERENCE_PRECISION_HINT=bf16), xnnpack.pte,
+kernels.pte and et_openvino.pte, each when its lowering worked; model.xml / model.bin, the IR our
+delegate got, with native.txt (device, properties, the method inputs feeding the IR, the method output
+each IR output is); delegate.bin, our delegate's blob, with delegate.txt (its compile specs, the call's
+inputs and outputs), for the delegate driven through BackendInterface alone.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict
 
-from zoo_results import (ET_OV_CPP, ET_OV_PY, KERNELS_PY, NATIVE_CPP, NATIVE_CPP_REBIND, NATIVE_PY, OURS_BF16_CPP,
-                         XNNPACK_CPP, XNNPACK_PY, ModelRun, Result)
+from common import programs
+
+PROGRAMS = {"ours": "ours.pte", "ours-bf16": "ours_bf16.pte", "xnnpack": "xnnpack.pte", "kernels": "kernels.pte",
+            "et-openvino": "et_openvino.pte"}
 
 
 def et_openvino_partitioner():
@@ -24,33 +26,13 @@ def et_openvino_partitioner():
         from executorch.backends.openvino.partitioner import OpenvinoPartitioner
         from executorch.exir.backend.compile_spec_schema import CompileSpec
     except Exception as error:
-        text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        return f"{type(error).__name__}: {text}"
+        return f"{type(error).__name__}: {(str(error).strip().splitlines() or [''])[0]}"
     return OpenvinoPartitioner([CompileSpec("device", b"CPU")])
 
 
-def _operator_counts(lowered, backend_id: str):
-    from executorch.exir.lowered_backend_module import LoweredBackendModule
-
-    graph_module = lowered.exported_program().graph_module
-    modules = [m for _, m in graph_module.named_children()
-               if isinstance(m, LoweredBackendModule) and m.backend_id == backend_id]
-    inside = sum(1 for m in modules for n in m.original_module.graph.nodes
-                 if n.op == "call_function" and n.target.__name__ != "getitem")
-    outside = sum(1 for n in graph_module.graph.nodes if n.op == "call_function"
-                  and n.target.__name__ not in ("getitem", "executorch_call_delegate"))
-    return inside, outside, len(modules)
-
-
-def _as_list(outputs) -> List:
-    return list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-
-
-def prepare(entry, folder: Path, run: ModelRun, et_openvino: Union[str, object], step, ours_only: bool = False,
-            extra_ours: Optional[Dict[str, Dict[str, str]]] = None) -> list:
-    """Exports and lowers `entry` into `folder`; records what could not be made on `run`. Returns the
-    example inputs (torch tensors). `ours_only` skips every other lowering; `extra_ours` names more
-    programs of ours to write, each with its compile options (bench/before_after/before_after.py uses both)."""
+def prepare(entry, folder: Path, step) -> Dict[str, str]:
+    """Exports and lowers `entry` into `folder`. Returns what could not be made (program -> why) and,
+    under "delegated", how much of the model our partitioner took."""
     import numpy as np
     import torch
     from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
@@ -63,77 +45,58 @@ def prepare(entry, folder: Path, run: ModelRun, et_openvino: Union[str, object],
     for i, tensor in enumerate(inputs):
         np.save(folder / f"input{i}.npy", tensor.numpy())
     with torch.no_grad():
-        eager = _as_list(model(*inputs))
-    for i, tensor in enumerate(eager):
+        eager = model(*inputs)
+    for i, tensor in enumerate(eager if isinstance(eager, (tuple, list)) else [eager]):
         np.save(folder / f"output{i}.npy", tensor.numpy())
     exported = torch.export.export(model, inputs)
-
-    def lower(name, partitioners):
-        lowered = to_edge_transform_and_lower(exported, partitioner=partitioners)
-        (folder / f"{name}.pte").write_bytes(lowered.to_executorch().buffer)
-        return lowered
-
-    def lower_or_note(name, partitioners, variants):
+    et_openvino = et_openvino_partitioner()
+    partitioners = {"ours": lambda: [executorch_openvino.OpenvinoPartitioner()],
+                    "ours-bf16": lambda: [executorch_openvino.OpenvinoPartitioner(
+                        compile_options={"INFERENCE_PRECISION_HINT": "bf16"})],
+                    "xnnpack": lambda: [XnnpackPartitioner()], "kernels": lambda: [],
+                    "et-openvino": lambda: [et_openvino]}
+    missing = {}
+    for name, make in partitioners.items():
+        if name == "et-openvino" and isinstance(et_openvino, str):
+            missing[name] = et_openvino
+            continue
         try:
-            lower(name, partitioners)
-        except Exception as error:
-            for variant in variants:
-                run.result(variant).note = f"lowering failed: {type(error).__name__}: {error}"[:300]
-
-    with step("  lowering to executorch_openvino"):
-        ours = lower("ours", [executorch_openvino.OpenvinoPartitioner()])
-    inside, outside, partitions = _operator_counts(ours, executorch_openvino.BACKEND_ID)
-    run.delegated = f"{inside}/{inside + outside} ops in {partitions} partition(s)"
-    for name, options in (extra_ours or {}).items():
-        with step(f"  lowering to executorch_openvino with {options}"):
-            lower(name, [executorch_openvino.OpenvinoPartitioner(compile_options=options)])
-    if not ours_only:
-        with step("  lowering to XNNPACK"):
-            lower_or_note("xnnpack", [XnnpackPartitioner()], (XNNPACK_CPP, XNNPACK_PY))
-        with step("  lowering with no delegate"):
-            lower_or_note("kernels", [], (KERNELS_PY,))
-        with step("  lowering to executorch_openvino in bf16"):
-            lower_or_note("ours_bf16", [executorch_openvino.OpenvinoPartitioner(
-                compile_options={"INFERENCE_PRECISION_HINT": "bf16"})], (OURS_BF16_CPP,))
-        if isinstance(et_openvino, str):
-            mark_unavailable(run, (ET_OV_CPP, ET_OV_PY), et_openvino)
-        else:
-            with step("  lowering to ExecuTorch's OpenVINO delegate"):
-                lower_or_note("et_openvino", [et_openvino], (ET_OV_CPP, ET_OV_PY))
-    write_native(folder, run)
-    return inputs
+            with step(f"  lowering: {name}"):
+                lowered = to_edge_transform_and_lower(exported, partitioner=make())
+                (folder / PROGRAMS[name]).write_bytes(lowered.to_executorch().buffer)
+        except Exception as error:  # reported; the other programs are still made
+            missing[name] = f"lowering failed: {type(error).__name__}: {error}"[:300]
+            if name == "ours":
+                raise
+            continue
+        if name == "ours":
+            inside, outside, partitions = programs.delegation(lowered, executorch_openvino.BACKEND_ID)
+            missing["delegated"] = f"{inside}/{inside + outside} operators in {partitions} partition(s)"
+    why = write_native(folder)
+    if why:
+        missing["native"] = missing["delegate"] = why
+    return missing
 
 
-def write_native(folder: Path, run: ModelRun) -> None:
-    """model.xml / model.bin from ours.pte's delegate blob, and how native OpenVINO is to run them."""
-    from executorch_openvino.container import compile_specs
-    from executorch_openvino.container.blob import parse_blob
-    from executorch_openvino.cli.bench.backends import single_partition
+def write_native(folder: Path) -> str:
+    """The IR and the blob of ours.pte's one partition, and how native OpenVINO and the delegate alone
+    run them; or why they cannot be (the method is not one partition)."""
+    from executorch_openvino.benchmark.backends import partition_ir, single_partition
 
-    found = single_partition((folder / "ours.pte").read_bytes(), "forward")
-    if isinstance(found, str):
-        mark_unavailable(run, (NATIVE_CPP, NATIVE_CPP_REBIND, NATIVE_PY), found)
-        return
-    delegate, data, call_args, plan_inputs, plan_outputs = found
-    blob = parse_blob(data)
-    options = compile_specs.from_compile_specs(delegate.compile_specs)
-    # What the library compiles with: the program's properties plus its load-time defaults.
-    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision)
-    (folder / "model.xml").write_bytes(blob.ir_xml)
-    (folder / "model.bin").write_bytes(blob.ir_weights)
-    # The delegate call's arguments are its inputs then its outputs, as method values; the IR's
-    # inputs and outputs are in that order.
-    input_positions = [plan_inputs.index(value) for value in call_args if value in plan_inputs]
-    output_positions = [plan_outputs.index(value) for value in call_args if value in plan_outputs]
-    lines = [f"device {options.device}"] + [f"property {key} {value}" for key, value in properties.items()]
-    lines += [f"input input{j}.npy" for j in input_positions] + [f"output {j}" for j in output_positions]
+    pte = (folder / "ours.pte").read_bytes()
+    ir = partition_ir(pte, "forward")
+    if isinstance(ir, str):
+        return ir
+    delegate, blob, call_args, plan_inputs, _ = single_partition(pte, "forward")
+    (folder / "model.xml").write_bytes(ir.xml)
+    (folder / "model.bin").write_bytes(ir.weights)
+    (folder / "delegate.bin").write_bytes(blob)
+    lines = [f"device {ir.device}"] + [f"property {key} {value}" for key, value in ir.properties.items()]
+    lines += [f"input input{j}.npy" for j in ir.input_positions] + [f"output {j}" for j in ir.output_positions]
     (folder / "native.txt").write_text("\n".join(lines) + "\n")
-    (folder / "native.json").write_text(json.dumps({
-        "device": options.device, "properties": properties,
-        "input_positions": input_positions, "output_positions": output_positions,
-    }))
-
-
-def mark_unavailable(run: ModelRun, variants, reason: str) -> None:
-    for variant in variants:
-        run.results[variant] = Result(note=reason)
+    call_inputs = call_args[:len(call_args) - len(ir.output_positions)]
+    lines = [f"spec {spec.key} {bytes(spec.value).hex()}" for spec in delegate.compile_specs]
+    lines += [f"input input{plan_inputs.index(v)}.npy" for v in call_inputs]
+    lines += [f"output {j}" for j in ir.output_positions]
+    (folder / "delegate.txt").write_text("\n".join(lines) + "\n")
+    return ""

@@ -189,7 +189,9 @@ double elapsed_ms(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
 }
 
-// Linear interpolation between closest ranks (NumPy's default percentile), over sorted samples.
+// Linear interpolation between closest ranks (NumPy's default percentile), over sorted samples: the one
+// definition executorch_openvino.benchmark.percentile (`executorch-openvino bench`) uses too, so both
+// commands print the same p90 for the same samples (tests/python/benchmark/test_percentile.py).
 double percentile(const std::vector<double>& sorted, double p) {
   const double position = p / 100.0 * static_cast<double>(sorted.size() - 1);
   const size_t below = static_cast<size_t>(position);

@@ -236,8 +236,8 @@ def load_eager_seq2seq(folder: Path):
 
 
 def _llm_text():
-    """The LLM benchmark's tokenizer trainer (bench/llm/llm_text.py)."""
-    spec = importlib.util.spec_from_file_location("bench_llm_text", REPO / "bench" / "llm" / "llm_text.py")
+    """The tokenizer trainer tests/ shares with bench/ (workloads/tokenizer.py)."""
+    spec = importlib.util.spec_from_file_location("workloads_tokenizer", REPO / "workloads" / "tokenizer.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -11,8 +11,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
-# The shared helpers (lowering.py, llm_models.py, ...) for tests in the folders below.
+# The shared helpers (lowering.py, llm_models.py, ...) for tests in the folders below; the checkout's
+# root for workloads/, what tests/ shares with bench/.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(REPO))
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """The LLM runner tests' tokenizer: a small byte-level BPE trained in code (no downloads) on a few
-English sentences, by the benchmark's trainer (bench/llm/llm_text.py, byte_level_bpe)."""
+English sentences, by the trainer tests/ shares with bench/ (workloads/tokenizer.py, byte_level_bpe)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ TEXT = [
 
 
 def _llm_text():
-    path = Path(__file__).resolve().parents[2] / "bench" / "llm" / "llm_text.py"
-    spec = importlib.util.spec_from_file_location("bench_llm_text", path)
+    path = Path(__file__).resolve().parents[2] / "workloads" / "tokenizer.py"
+    spec = importlib.util.spec_from_file_location("workloads_tokenizer", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

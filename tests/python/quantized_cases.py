@@ -39,7 +39,7 @@ INPUTS_PER_CHECK = 20
 # ---------------------------------------------------------------------------------------------
 # Bounds, relative to the reference's output scale. "measured": over 3 seeds x 150 or more inputs
 # on an AMX CPU, and per CPU class (AMX, AVX-512 VNNI, AVX-512 without VNNI, AVX2) by
-# bench/int8/int8_cpu_classes.py; docs/quantization.md has both.
+# tests/int8_cpu_classes/int8_cpu_classes.py; docs/quantization.md has both.
 
 # Static int8 vs the quantized eager model where the kernels are exact (VNNI, AMX, or weights
 # within +-64 anywhere): float rounding for almost every input (measured median 9e-8); now and

@@ -1,5 +1,5 @@
-"""`bench`: backends timed in interleaved rounds (checked by the order of the calls, never by their
-speed), several requests in flight in throughput mode, --option reaching ours and native OpenVINO
+"""`bench`: backends timed in interleaved rounds (the rounds themselves: tests/python/benchmark/), several
+requests in flight in throughput mode, --option reaching ours and native OpenVINO
 alike, the time-based mode, the JSON and CSV outputs, XNNPACK lowered once and then taken from the
 cache, and every backend's outputs checked against eager PyTorch."""
 
@@ -8,15 +8,13 @@ from __future__ import annotations
 import csv
 import json
 import textwrap
-import threading
 
 import pytest
 
 import executorch_openvino
 from executorch_openvino import cli
-from executorch_openvino.cli.bench import backends as _bench_backends
+from executorch_openvino.benchmark import backends as _bench_backends
 from executorch_openvino.cli.bench import report as _bench_report
-from executorch_openvino.cli.bench import rounds as _bench_rounds
 from executorch_openvino.runtime.precision import default_precision
 
 # The factory bench's --model imports (a file, as a user's would be): the tests' SmallNet.
@@ -54,41 +52,6 @@ def _bench(capsys, *args) -> tuple:
 
 def _by_backend(report: dict) -> dict:
     return {entry["backend"]: entry for entry in report["backends"]}
-
-
-# --- the rounds, on plain functions -----------------------------------------------------------------
-
-
-def test_rounds_interleave_the_backends_rotating_and_reversing_the_order():
-    log = []
-    runners = {key: _bench_rounds.SequentialRunner(lambda key=key: log.append(key)) for key in "abc"}
-    rounds = _bench_rounds.interleaved(runners, 4, calls=8, warmup=1, settle_calls=1)
-
-    assert rounds.order == [list("abc"), list("acb"), list("cab"), list("cba")]
-    # One warm-up call each, then per round and backend one settling call and the round's share.
-    expected = list("abc")
-    for r, order in enumerate(rounds.order):
-        for key in order:
-            expected += [key] * (1 + 2)
-    assert log == expected
-    assert {key: [s.calls for s in slices] for key, slices in rounds.slices.items()} == {k: [2, 2, 2, 2] for k in "abc"}
-    assert _bench_rounds.split_calls(10, 4) == [3, 3, 2, 2]
-
-
-def test_time_based_rounds_give_every_backend_its_share_of_each_round():
-    runners = {key: _bench_rounds.SequentialRunner(lambda: None) for key in ("ours", "native")}
-    rounds = _bench_rounds.interleaved(runners, 3, seconds=0.15)
-    for slices in rounds.slices.values():
-        assert len(slices) == 3
-        assert all(s.calls >= 1 and s.seconds >= 0.05 and len(s.latencies_ms) == s.calls for s in slices)
-
-
-def test_the_concurrent_runner_keeps_its_requests_in_flight_together():
-    # Each call waits until all three requests are inside a call: it passes only if they overlap.
-    inside = threading.Barrier(3, timeout=60)
-    made = _bench_rounds.ConcurrentRunner([inside.wait] * 3)
-    slice_ = made.run(6, None)
-    assert slice_.calls == 6 and len(slice_.latencies_ms) == 6
 
 
 # --- the command, on a real model ---------------------------------------------------------------------
@@ -215,24 +178,3 @@ def test_a_program_with_its_weights_in_a_data_file_is_benchmarked_with_data(mode
     assert backends["native"]["outputs_agree"] is True and backends["native"]["max_abs_diff"] == 0.0, backends
     assert cli.main(["bench", str(pte), "-n", "2"]) == 1  # without it: refused, saying how to load it
     assert "loaded without named data" in capsys.readouterr().err
-
-
-def test_runtimes_are_timed_with_one_torch_thread_and_eager_with_torch_s_own_count():
-    # executorch.runtime copies outputs with a torch op: torch's idle OpenMP workers would then spin
-    # on the cores OpenVINO needs (docs/performance.md). Eager keeps its threads.
-    import torch
-
-    own = torch.get_num_threads()
-    seen = []
-
-    class Probe(torch.nn.Module):
-        def forward(self, x):
-            seen.append(torch.get_num_threads())
-            return x + 1
-
-    eager = _bench_backends.eager(Probe(), [torch.ones(2)], requests=1)
-    with _bench_backends.one_torch_thread():
-        assert torch.get_num_threads() == 1
-        eager.runner.run(1, None)
-        assert torch.get_num_threads() == 1
-    assert seen == [own] and torch.get_num_threads() == own

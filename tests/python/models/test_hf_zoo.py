@@ -1,4 +1,4 @@
-"""Hugging Face architectures (tests/python/hf_zoo_models.py, small configs, random weights):
+"""Hugging Face architectures (workloads/hf_zoo.py, small configs, random weights):
 each lowers to one partition of ours with nothing left outside, and runs through executorch.runtime
 equal to eager PyTorch within 1e-4 of the output scale."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import executorch_openvino
-from hf_zoo_models import MODELS, make
+from workloads.hf_zoo import MODELS, make
 from lowering import assert_matches, eager, lower_and_load
 
 REL_TOL = 1e-4

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import executorch_openvino
-from hf_zoo_models import make
+from workloads.hf_zoo import make
 from lowering import assert_matches, eager, lower_and_load
 
 REL_TOL = 1e-5

@@ -1,8 +1,8 @@
 """A slice of ExecuTorch's backend operator suite (in the executorch wheel) run in make test through
-bench/peer_suite/flow_plugin.py with our flow: the operators the suite once found wrong or left on
+tests/peer_suite/flow_plugin.py with our flow: the operators the suite once found wrong or left on
 ExecuTorch's kernels (embedding_bag, median, round, trunc), the reductions ExecuTorch's own OpenVINO
 flow fails at run time, and pooling. Each case must pass with nothing left outside our delegate, or
-end in an outcome bench/peer_suite/causes.py explains for that case (a cause names the kinds of
+end in an outcome tests/peer_suite/causes.py explains for that case (a cause names the kinds of
 outcome it excuses; the whole suite's report: bench/results/peer-suite-*.md)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import executorch.backends.test.suite as suite
 
 REPO = Path(__file__).resolve().parents[3]
-PLUGIN = REPO / "bench" / "peer_suite"
+PLUGIN = REPO / "tests" / "peer_suite"
 sys.path.insert(0, str(PLUGIN))
 import causes  # noqa: E402
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from . import backends
+from ...benchmark import backends
 from ..argument_types import option_pair, positive
 from ..model_factory import model_from_factory
 from ..progress import say, step
@@ -23,7 +23,7 @@ from ..run_options import describe_model, options_applied
 from ..user_errors import CliError, usage_error
 from ..run import add_data_argument, add_option_argument, load_method_inputs
 
-# (report, rounds, xnnpack_cache and ../_third_party_noise are imported when bench
+# (report, the engine's rounds, xnnpack_cache and ../_third_party_noise are imported when bench
 # runs: --help and argument errors need none of them.)
 
 ALL_BACKENDS = (backends.OURS, backends.FAST, backends.NATIVE, backends.XNNPACK, backends.EAGER)
@@ -117,8 +117,9 @@ def main(args) -> int:
 
 
 def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
-    from .report import check_outputs, load_average, summarize, table
-    from .rounds import interleaved
+    from ...benchmark.machine import load_average, versions
+    from ...benchmark.rounds import interleaved
+    from .report import check_outputs, summarize, table
 
     throughput = args.mode == "throughput"
     _, inputs, notes = load_method_inputs(args.pte, args.method, args.input, args.data)
@@ -200,7 +201,7 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
         else backends.OURS,
         "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
         "load_average": {"before": load_before, "after": load_average()},
-        "versions": {name: _version(name) for name in ("executorch-openvino", "executorch", "torch", "openvino")},
+        "versions": versions("executorch-openvino", "executorch", "torch", "openvino"),
     }
     _write(args, summaries, measured, settings, throughput)
     return 0
@@ -225,15 +226,6 @@ def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
         if made.runner is not None:
             made.runner.run(1, None)  # the thread pool starts at the first call
     return made
-
-
-def _version(name: str) -> Optional[str]:
-    import importlib.metadata
-
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def _write(args, summaries, measured, settings, throughput: bool) -> None:

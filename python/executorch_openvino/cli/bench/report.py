@@ -12,16 +12,16 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import platform
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from .backends import LABELS, NATIVE, OURS, Backend
-from .rounds import Rounds, Slice
-from .._common import percentile
+from ...benchmark import machine as _machine
+from ...benchmark.backends import LABELS, NATIVE, OURS, Backend
+from ...benchmark.results import FORMAT
+from ...benchmark.rounds import Rounds, Slice
+from ...benchmark.stats import percentile
 
 # Outputs agree when no element is further from the reference than this, relative to the
 # reference's largest magnitude (at least 1): f32 kernels differ by ~1e-6, bf16 by ~1e-2.
@@ -160,28 +160,13 @@ def table(summaries: Sequence[Summary], throughput: bool, reference: str) -> Lis
     return lines
 
 
-def machine() -> Dict[str, object]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as file:
-            cpu = next((line.split(":", 1)[1].strip() for line in file if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {"cpu": cpu, "logical_cores": os.cpu_count(), "system": platform.platform()}
-
-
-def load_average() -> Optional[float]:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
-
-
 def document(summaries: Sequence[Summary], rounds: Optional[Rounds], settings: Dict[str, object]) -> Dict[str, object]:
     """Everything bench measured, for --json (the CSV holds the per-backend part)."""
+    load = settings.get("load_average") or {}
     return {
+        "format": FORMAT, "kind": "bench",
         **settings,
-        "machine": machine(),
+        "machine": _machine.describe(load_before=load.get("before")),
         "backends": [asdict(s) for s in summaries],
         "rounds_detail": [
             {"round": r, "order": order,
