@@ -41,15 +41,15 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_clear_last_error(void) {
 }
 
 EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const char* path) {
-  executorch_openvino::ov::Runtime::set_default_path(path == nullptr ? "" : path);
+  executorch_openvino::openvino_api::Runtime::set_default_path(path == nullptr ? "" : path);
 }
 
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void) {
-  namespace ov = executorch_openvino::ov;
+  namespace openvino_api = executorch_openvino::openvino_api;
   thread_local std::string text;
-  auto configured = ov::Runtime::configured_path();
+  auto configured = openvino_api::Runtime::configured_path();
   text = "configured=" + (configured ? one_line(configured->string()) : std::string()) + "\n";
-  auto runtime = ov::Runtime::instance();
+  auto runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) {
     text += "loaded=0\nerror=" + runtime.failure().message + "\n";
     return text.c_str();

@@ -46,7 +46,7 @@ bool is_printable(const std::string& text) {
 }
 
 bool has_property(const CompileOptions& options, const char* key) {
-  for (const ov::Property& property : options.properties) {
+  for (const openvino_api::Property& property : options.properties) {
     if (property.key == key) return true;
   }
   return false;
@@ -91,7 +91,7 @@ std::string upstream_device(executorch::runtime::ArrayRef<executorch::runtime::C
 }
 
 const std::string* find_property(const CompileOptions& options, const char* key) {
-  for (const ov::Property& property : options.properties) {
+  for (const openvino_api::Property& property : options.properties) {
     if (property.key == key) return &property.value;
   }
   return nullptr;

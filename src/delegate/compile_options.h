@@ -13,7 +13,7 @@ namespace executorch_openvino::delegate {
 
 struct CompileOptions {
   std::string device = "CPU";
-  std::vector<ov::Property> properties;
+  std::vector<openvino_api::Property> properties;
   // How a language model's grown KV caches are run (the "attention" option): kGrownAttention, as
   // exported (OpenVINO state); kPagedAttention, OpenVINO's paged attention over caches the delegate
   // holds (src/openvino_state/paged_attention.cpp), where the state helper can rewrite the model;

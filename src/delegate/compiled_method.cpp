@@ -43,7 +43,7 @@ std::optional<int64_t> first_position(const EValue& value) {
 
 }  // namespace
 
-Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runtime,
+Outcome<CompiledMethod*> CompiledMethod::create(void* storage, openvino_api::Runtime& runtime,
                                                 std::shared_ptr<const CompiledModel> compiled,
                                                 std::optional<blob::InputArguments> arguments,
                                                 std::vector<blob::InputBound> bounds) {
@@ -62,7 +62,7 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
                                                   std::to_string(bounds.back().input) + " of an IR of " +
                                                   std::to_string(fed) + " inputs" + kNotOurs};
   }
-  Outcome<ov::InferRequestPtr> request = ov::create_infer_request(runtime, compiled->model.get());
+  Outcome<openvino_api::InferRequestPtr> request = openvino_api::create_infer_request(runtime, compiled->model.get());
   if (!request.ok()) return request.failure();
   std::unique_ptr<PagedCaches> paged;
   if (layout.value()) {
@@ -81,7 +81,7 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
     return method;
   }
   // Programs exported before their caches counted their length keep the behaviour they had.
-  const ov::StateControl* control = method->position_input_ ? state_helper(runtime).control : nullptr;
+  const openvino_api::StateControl* control = method->position_input_ ? state_helper(runtime).control : nullptr;
   if (control != nullptr && control->read_int(method->request_.get(), kLengthVariable).ok()) {
     method->state_ = control;
     register_method(method);
@@ -89,7 +89,7 @@ Outcome<CompiledMethod*> CompiledMethod::create(void* storage, ov::Runtime& runt
   return method;
 }
 
-CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
+CompiledMethod::CompiledMethod(openvino_api::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
                                std::optional<blob::InputArguments> arguments,
                                std::vector<blob::InputBound> bounds, size_t fed_inputs)
     : runtime_(runtime),
@@ -107,7 +107,7 @@ CompiledMethod::CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const Compi
   for (size_t i = 0; i < fed_inputs_; ++i) {
     if (compiled_->inputs[i].name == kCachePositionInput) position_input_ = i;
   }
-  for (const ov::PortInfo& port : compiled_->outputs) {
+  for (const openvino_api::PortInfo& port : compiled_->outputs) {
     output_is_dynamic_.push_back(!port.is_static());
     has_dynamic_outputs_ = has_dynamic_outputs_ || !port.is_static();
   }
@@ -166,7 +166,7 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
     const TensorBinding& binding = is_input ? input_bindings_[index] : output_bindings_[index];
     if (binding.matches(value->toTensor())) continue;
     all_bound = false;
-    const ov::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
+    const openvino_api::PortInfo& port = is_input ? compiled_->inputs[index] : compiled_->outputs[index];
     if (Status checked = check_tensor(value->toTensor(), port, role, is_input ? call_input(index) : index);
         !checked.ok()) {
       return checked;
@@ -190,13 +190,13 @@ Status CompiledMethod::execute(Span<EValue*> args, EventTracer* tracer) {
 
   state_written_ = true;  // even a failed inference may have written part of the state
   if (tracer == nullptr) {
-    Status done = ov::infer(runtime_, request_.get());
+    Status done = openvino_api::infer(runtime_, request_.get());
     if (Status answered = checked_answer(done); !answered.ok()) return answered;
   } else {
     const et_timestamp_t start = et_pal_current_ticks();
     auto entry = executorch::runtime::event_tracer_start_profiling_delegate(
         tracer, "OpenVINO inference", executorch::runtime::kUnsetDelegateDebugIntId);
-    Status done = ov::infer(runtime_, request_.get());
+    Status done = openvino_api::infer(runtime_, request_.get());
     executorch::runtime::event_tracer_end_profiling_delegate(tracer, entry);
     if (Status answered = checked_answer(done); !answered.ok()) return answered;
     if (compiled_->profiling) record_layers(tracer, start);
@@ -277,9 +277,9 @@ Status CompiledMethod::checked_answer(const Status& inferred) {
 }
 
 Status CompiledMethod::check_computed_mask() {
-  Outcome<ov::OutputView> mask = ov::output_tensor(runtime_, request_.get(), paged_layout_->mask);
+  Outcome<openvino_api::OutputView> mask = openvino_api::output_tensor(runtime_, request_.get(), paged_layout_->mask);
   if (!mask.ok()) return mask.failure();
-  const ov::OutputView& view = mask.value();
+  const openvino_api::OutputView& view = mask.value();
   const int64_t rows = paged_end_ - paged_start_;
   if (view.dims.size() != 2 || view.dims[0] != rows || view.byte_size != static_cast<size_t>(rows * view.dims[1])) {
     return Failure{FailureKind::kInvalidArgument, "the attention mask the model computed does not have a row for each "
@@ -295,7 +295,7 @@ Outcome<bool> CompiledMethod::start_conversation() {
     state_written_ = false;
     return false;
   }
-  Outcome<ov::InferRequestPtr> fresh = ov::create_infer_request(runtime_, compiled_->model.get());
+  Outcome<openvino_api::InferRequestPtr> fresh = openvino_api::create_infer_request(runtime_, compiled_->model.get());
   if (!fresh.ok()) return fresh.failure();
   // Bindings belong to the old request: forget them all before it goes.
   for (TensorBinding& binding : input_bindings_) binding.reset();
@@ -325,7 +325,7 @@ Status CompiledMethod::save_state(const std::string& name) {
     saved_.insert_or_assign(name, SavedState{std::nullopt, paged_->take(*length_), *length_});
     return ok_status();
   }
-  Outcome<ov::StateControl::Snapshot> taken = state_->snapshot(request_.get());
+  Outcome<openvino_api::StateControl::Snapshot> taken = state_->snapshot(request_.get());
   if (!taken.ok()) return taken.failure();
   saved_.insert_or_assign(name, SavedState{std::move(taken).value(), {}, *length_});
   return ok_status();
@@ -413,9 +413,9 @@ Status CompiledMethod::copy_dynamic_outputs(Span<EValue*> args) {
   const size_t inputs = fed_inputs_;
   for (size_t i = 0; i < compiled_->outputs.size(); ++i) {
     if (!output_is_dynamic_[i]) continue;
-    Outcome<ov::OutputView> produced = ov::output_tensor(runtime_, request_.get(), i);
+    Outcome<openvino_api::OutputView> produced = openvino_api::output_tensor(runtime_, request_.get(), i);
     if (!produced.ok()) return produced.failure();
-    const ov::OutputView& view = produced.value();
+    const openvino_api::OutputView& view = produced.value();
     executorch::aten::Tensor target = args[inputs + i]->toTensor();
     std::array<executorch::aten::SizesType, TensorBinding::kMaxRank> sizes{};
     if (view.dims.size() > sizes.size() || view.dims.size() != static_cast<size_t>(target.dim())) {
@@ -439,12 +439,12 @@ Status CompiledMethod::copy_dynamic_outputs(Span<EValue*> args) {
 }
 
 void CompiledMethod::record_layers(EventTracer* tracer, et_timestamp_t start) {
-  Outcome<std::vector<ov::LayerProfile>> layers = ov::profiling_info(runtime_, request_.get());
+  Outcome<std::vector<openvino_api::LayerProfile>> layers = openvino_api::profiling_info(runtime_, request_.get());
   if (!layers.ok()) return;  // profiling is best effort; the inference itself succeeded
   // OpenVINO reports durations, not start times: lay the layers end to end from the call's start.
   const et_tick_ratio_t ratio = et_pal_ticks_to_ns_multiplier();
   et_timestamp_t cursor = start;
-  for (const ov::LayerProfile& layer : layers.value()) {
+  for (const openvino_api::LayerProfile& layer : layers.value()) {
     const et_timestamp_t ticks =
         static_cast<et_timestamp_t>(layer.real_time_us) * 1000 * ratio.denominator / ratio.numerator;
     const std::string metadata = layer.node_type + ":" + layer.exec_type;

@@ -29,7 +29,7 @@ class CompiledMethod {
  public:
   // `arguments`: which call inputs the IR reads (the blob's; none: all of them, in order). `bounds`:
   // the values IR inputs may take (the blob's); a call holding another is refused.
-  static Outcome<CompiledMethod*> create(void* storage, ov::Runtime& runtime,
+  static Outcome<CompiledMethod*> create(void* storage, openvino_api::Runtime& runtime,
                                          std::shared_ptr<const CompiledModel> compiled,
                                          std::optional<blob::InputArguments> arguments = std::nullopt,
                                          std::vector<blob::InputBound> bounds = {});
@@ -59,7 +59,7 @@ class CompiledMethod {
   bool has_saved_state(const std::string& name);
 
  private:
-  CompiledMethod(ov::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
+  CompiledMethod(openvino_api::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,
                  std::optional<blob::InputArguments> arguments, std::vector<blob::InputBound> bounds,
                  size_t fed_inputs);
   // The call input IR input `index` is.
@@ -88,14 +88,14 @@ class CompiledMethod {
   // After an inference (even a failed one): how many positions the grown caches hold now.
   void read_length(bool succeeded);
 
-  ov::Runtime& runtime_;
+  openvino_api::Runtime& runtime_;
   std::shared_ptr<const CompiledModel> compiled_;
   size_t call_inputs_;
   size_t fed_inputs_;                         // IR inputs the call feeds: all but a paged model's caches
   bool rearranges_;                           // false: the IR reads every call input, in order
   std::vector<uint32_t> ir_input_arguments_;  // else the call input each IR input is
   std::vector<executorch::runtime::EValue*> arranged_;  // a call's arguments as the IR takes them
-  ov::InferRequestPtr request_;
+  openvino_api::InferRequestPtr request_;
   std::vector<TensorBinding> input_bindings_;
   std::vector<ScalarBinding> scalar_bindings_;  // per input; used by those a scalar feeds
   std::vector<TensorBinding> output_bindings_;
@@ -104,14 +104,14 @@ class CompiledMethod {
   std::vector<blob::InputBound> bounds_;
   std::optional<size_t> position_input_;
   bool state_written_ = false;  // an inference ran on this request since it was created
-  const ov::StateControl* state_ = nullptr;  // the state helper, for a method whose caches grow
+  const openvino_api::StateControl* state_ = nullptr;  // the state helper, for a method whose caches grow
   std::optional<int64_t> length_ = 0;       // positions the grown caches hold; nullopt: unknown
   std::optional<PagedLayout> paged_layout_;
   std::unique_ptr<PagedCaches> paged_;      // a paged model's caches
   int64_t paged_start_ = 0;                 // the call being run: its first position
   int64_t paged_end_ = 0;                   // and the positions held once it succeeds
   struct SavedState {
-    std::optional<ov::StateControl::Snapshot> snapshot;  // grown caches
+    std::optional<openvino_api::StateControl::Snapshot> snapshot;  // grown caches
     PagedCaches::Snapshot blocks;                         // paged ones
     int64_t length;
   };

@@ -40,14 +40,14 @@ std::string model_identity(const blob::ParsedBlob& parsed) {
 // Everything that decides what compile() would produce in this process.
 std::string cache_key(const std::string& identity, const CompileOptions& options) {
   std::string key = "device=" + options.device + "\nattention=" + options.attention + '\n';
-  for (const ov::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
+  for (const openvino_api::Property& property : options.properties) key += property.key + '=' + property.value + '\n';
   return key + identity;
 }
 
 // The model cache's file for this model, when a cache folder is set and the device is a physical
 // one (a virtual device's compiled model is left to OpenVINO's own CACHE_DIR). The key adds the
 // runtime's build to what decides the compiled model; CACHE_DIR and ENABLE_MMAP do not change it.
-std::optional<CacheEntry> file_cache_entry(ov::Runtime& runtime, const std::string& identity,
+std::optional<CacheEntry> file_cache_entry(openvino_api::Runtime& runtime, const std::string& identity,
                                            const CompileOptions& options) {
   const std::string* folder = find_property(options, "CACHE_DIR");
   if (folder == nullptr || is_virtual_device(options.device)) return std::nullopt;
@@ -113,7 +113,7 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& ke
 
 }  // namespace
 
-Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
+Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(openvino_api::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
                                                                     const ReadWeights& read_weights,
                                                                     const CompileOptions& options, std::string* note,
@@ -125,7 +125,7 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
   });
 }
 
-Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
+Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(openvino_api::Runtime& runtime, const void* data,
                                                                     size_t size, const CompileOptions& options) {
   std::string identity = "upstream\n";
   append_section(identity, "model", blob::Span{static_cast<const uint8_t*>(data), size});

@@ -26,7 +26,7 @@ struct CacheStats {
 // `note` receives compile()'s line on why a precompiled model was not used (first load only);
 // `read_weights` and `release_blob` are handed to compile() (a hit reads neither the blob after the
 // lookup nor the weights: weights in named data are identified by the key the blob records).
-Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime& runtime,
+Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(openvino_api::Runtime& runtime,
                                                                     const blob::ParsedBlob& parsed,
                                                                     const ReadWeights& read_weights,
                                                                     const CompileOptions& options, std::string* note,
@@ -34,7 +34,7 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(ov::Runtime&
 
 // The same for a blob made by ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect.
-Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(ov::Runtime& runtime, const void* data,
+Outcome<std::shared_ptr<const CompiledModel>> shared_upstream_model(openvino_api::Runtime& runtime, const void* data,
                                                                     size_t size, const CompileOptions& options);
 
 CacheStats compiled_model_stats();

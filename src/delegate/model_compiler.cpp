@@ -12,7 +12,7 @@ namespace executorch_openvino::delegate {
 namespace {
 
 // Why `candidate` cannot stand in for compiling the IR with `options`; empty when it can.
-std::string precompiled_mismatch(ov::Runtime& runtime, const blob::PrecompiledModel& candidate,
+std::string precompiled_mismatch(openvino_api::Runtime& runtime, const blob::PrecompiledModel& candidate,
                                  const CompileOptions& options) {
   if (candidate.device != options.device) {
     return "it was compiled for " + candidate.device + " and the program loads for " + options.device;
@@ -35,29 +35,29 @@ std::string precompiled_mismatch(ov::Runtime& runtime, const blob::PrecompiledMo
   return {};
 }
 
-std::string read_back_properties(ov::Runtime& runtime, const ov::ov_compiled_model* model) {
+std::string read_back_properties(openvino_api::Runtime& runtime, const openvino_api::ov_compiled_model* model) {
   std::string text;
   for (const char* key : {"EXECUTION_DEVICES", "PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
                           "INFERENCE_PRECISION_HINT", "PERF_COUNT"}) {
     // Virtual devices do not report every property; what they do not know is left out.
-    Outcome<std::string> value = ov::compiled_model_property(runtime, model, key);
+    Outcome<std::string> value = openvino_api::compiled_model_property(runtime, model, key);
     if (value.ok()) text += (text.empty() ? "" : " ") + std::string(key) + "=" + value.value();
   }
   return text;
 }
 
 // What the import must have in effect: the compilation properties, as compiled with.
-std::vector<ov::Property> import_properties(const CompileOptions& options) {
-  std::vector<ov::Property> properties;
+std::vector<openvino_api::Property> import_properties(const CompileOptions& options) {
+  std::vector<openvino_api::Property> properties;
   for (const auto& [key, value] : compilation_properties(options)) properties.push_back({key, value});
   return properties;
 }
 
 // Fills in the ports and what OpenVINO reports about a freshly made compiled model.
-Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledModel& result) {
-  Outcome<std::vector<ov::PortInfo>> inputs = ov::input_ports(runtime, result.model.get());
+Status describe(openvino_api::Runtime& runtime, const CompileOptions& options, CompiledModel& result) {
+  Outcome<std::vector<openvino_api::PortInfo>> inputs = openvino_api::input_ports(runtime, result.model.get());
   if (!inputs.ok()) return inputs.failure();
-  Outcome<std::vector<ov::PortInfo>> outputs = ov::output_ports(runtime, result.model.get());
+  Outcome<std::vector<openvino_api::PortInfo>> outputs = openvino_api::output_ports(runtime, result.model.get());
   if (!outputs.ok()) return outputs.failure();
   if (outputs->empty()) {
     // Found by fuzzing: OpenVINO reads an IR with mangled layer types, or a Parameter without a
@@ -71,7 +71,7 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
   result.outputs = std::move(outputs).value();
   result.effective_properties = read_back_properties(runtime, result.model.get());
   result.paged = std::any_of(result.inputs.begin(), result.inputs.end(),
-                             [](const ov::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; });
+                             [](const openvino_api::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; });
   if (result.paged && result.outputs.size() > 1 && result.outputs.back().name == kComputedMaskOutput) {
     result.computed_mask = std::move(result.outputs.back());
     result.outputs.pop_back();
@@ -83,10 +83,10 @@ Status describe(ov::Runtime& runtime, const CompileOptions& options, CompiledMod
 
 // The element type of paged caches: the precision the device computes in, f32 unless asked otherwise
 // (the CPU plugin's paged attention keeps its caches in its compute precision).
-std::string paged_cache_type(ov::Runtime& runtime, const CompileOptions& options) {
+std::string paged_cache_type(openvino_api::Runtime& runtime, const CompileOptions& options) {
   const std::string* hint = find_property(options, "INFERENCE_PRECISION_HINT");
   if (hint != nullptr) return *hint;
-  Outcome<std::string> device_default = ov::device_property(runtime, options.device, "INFERENCE_PRECISION_HINT");
+  Outcome<std::string> device_default = openvino_api::device_property(runtime, options.device, "INFERENCE_PRECISION_HINT");
   return device_default.ok() ? device_default.value() : "f32";
 }
 
@@ -100,7 +100,7 @@ bool has_grown_caches(const blob::ParsedBlob& parsed) {
 // attention=paged, or auto for a model with grown caches: those caches rewritten for OpenVINO's paged
 // attention, where the state helper can do it (paged_caches.h); any other model, device or process is
 // left as it is, and says why. Returns the caches' element type when the model was rewritten, else nothing.
-Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& options, ov::ov_model* model) {
+Outcome<std::string> page_attention(openvino_api::Runtime& runtime, const CompileOptions& options, openvino_api::ov_model* model) {
   const StateHelper& helper = state_helper(runtime);
   std::string left, type;
   if (!is_cpu_device(options.device)) {
@@ -125,10 +125,10 @@ Outcome<std::string> page_attention(ov::Runtime& runtime, const CompileOptions& 
 // Imports the compiled model in the first `model_size` bytes of `bytes` with the options in effect.
 // On success `result` owns the bytes (the imported model reads them in place) and records `source`;
 // on failure `result` is untouched.
-Status import_into(ov::Runtime& runtime, const CompileOptions& options, AlignedBytes bytes, size_t model_size,
+Status import_into(openvino_api::Runtime& runtime, const CompileOptions& options, AlignedBytes bytes, size_t model_size,
                    CompiledModel::Source source, CompiledModel& result) {
-  Outcome<ov::CompiledModelPtr> imported =
-      ov::import_model(runtime, bytes.data.get(), model_size, options.device, import_properties(options));
+  Outcome<openvino_api::CompiledModelPtr> imported =
+      openvino_api::import_model(runtime, bytes.data.get(), model_size, options.device, import_properties(options));
   if (!imported.ok()) return imported.failure();
   result.backing = std::move(bytes);
   result.model = std::move(imported).value();
@@ -150,7 +150,7 @@ const char* source_name(CompiledModel::Source source) {
 
 std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options) {
   std::vector<std::pair<std::string, std::string>> properties;
-  for (const ov::Property& property : options.properties) {
+  for (const openvino_api::Property& property : options.properties) {
     if (property.key == "CACHE_DIR" || property.key == "ENABLE_MMAP") continue;
     properties.emplace_back(property.key, property.value);
   }
@@ -158,7 +158,7 @@ std::vector<std::pair<std::string, std::string>> compilation_properties(const Co
   return properties;
 }
 
-Status check_device(ov::Runtime& runtime, const std::string& device) {
+Status check_device(openvino_api::Runtime& runtime, const std::string& device) {
   if (is_virtual_device(device)) return ok_status();
   Outcome<std::vector<std::string>> devices = runtime.available_devices();
   if (!devices.ok()) return devices.failure();
@@ -171,7 +171,7 @@ Status check_device(ov::Runtime& runtime, const std::string& device) {
                  "device '" + device + "' is not available; available devices: " + (listed.empty() ? "none" : listed)};
 }
 
-Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
+Outcome<std::unique_ptr<CompiledModel>> compile(openvino_api::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const ReadWeights& read_weights, const CompileOptions& options,
                                                 std::string* why_not_precompiled,
                                                 const std::function<void()>& release_blob,
@@ -220,7 +220,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
     // Read before the blob is released below.
     const bool wants_paging =
         options.attention == kPagedAttention || (options.attention == kAutoAttention && has_grown_caches(parsed));
-    Outcome<ov::ModelPtr> model = ov::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
+    Outcome<openvino_api::ModelPtr> model = openvino_api::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();
     if (release_blob) release_blob();  // the model holds its XML; the weights are in `backing`
@@ -231,21 +231,21 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
       paged_type = paged.value();
     }
     // With our cache in use OpenVINO's own would store a second copy of the same compiled model.
-    std::vector<ov::Property> properties = options.properties;
+    std::vector<openvino_api::Property> properties = options.properties;
     if (!paged_type.empty()) {
       // The plugin's paged attention wants the cache precision it is given to be the caches' type (the
       // IR's own KV_CACHE_PRECISION is the grown caches').
       properties.erase(std::remove_if(properties.begin(), properties.end(),
-                                      [](const ov::Property& p) { return p.key == "KV_CACHE_PRECISION"; }),
+                                      [](const openvino_api::Property& p) { return p.key == "KV_CACHE_PRECISION"; }),
                        properties.end());
       properties.push_back({"KV_CACHE_PRECISION", paged_type});
     }
     if (cache_entry != nullptr) {
       properties.erase(std::remove_if(properties.begin(), properties.end(),
-                                      [](const ov::Property& p) { return p.key == "CACHE_DIR"; }),
+                                      [](const openvino_api::Property& p) { return p.key == "CACHE_DIR"; }),
                        properties.end());
     }
-    Outcome<ov::CompiledModelPtr> compiled = ov::compile_model(runtime, model->get(), options.device, properties);
+    Outcome<openvino_api::CompiledModelPtr> compiled = openvino_api::compile_model(runtime, model->get(), options.device, properties);
     if (!compiled.ok()) return compiled.failure();
     result->model = std::move(compiled).value();
     if (cache_entry != nullptr && !paged_type.empty()) {
@@ -262,7 +262,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
   return result;
 }
 
-Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
+Outcome<std::unique_ptr<CompiledModel>> import_upstream(openvino_api::Runtime& runtime, const void* data, size_t size,
                                                         const CompileOptions& options) {
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();

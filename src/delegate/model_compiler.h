@@ -25,9 +25,9 @@ struct CompiledModel {
   // constants from them) or the imported model's bytes (import keeps pointing into them). Declared
   // first so it is destroyed last.
   AlignedBytes backing;
-  ov::CompiledModelPtr model;
-  std::vector<ov::PortInfo> inputs;
-  std::vector<ov::PortInfo> outputs;
+  openvino_api::CompiledModelPtr model;
+  std::vector<openvino_api::PortInfo> inputs;
+  std::vector<openvino_api::PortInfo> outputs;
   std::string device;
   enum class Source { kIr, kPrecompiled, kModelCache, kUpstream } source = Source::kIr;
   // "KEY=value" for the properties OpenVINO reports back (hint, threads, streams, precision,
@@ -37,7 +37,7 @@ struct CompiledModel {
   bool paged = false;  // its attention runs paged (attention=paged; delegate/paged_caches.h)
   // A paged model's causal mask when the model computes it: its last output, kept out of `outputs`
   // (the program's) and read by the delegate after each call.
-  std::optional<ov::PortInfo> computed_mask;
+  std::optional<openvino_api::PortInfo> computed_mask;
 };
 
 // The IR's weights, asked for only when the IR itself is compiled: an imported model reads none, so
@@ -53,7 +53,7 @@ using ReadWeights = std::function<Outcome<blob::Span>()>;
 // With a `cache_entry` (a cache folder and a physical device), no fitting precompiled model, and a
 // usable cached file, that file is imported; otherwise the IR is compiled (without OpenVINO's own
 // CACHE_DIR) and the result stored for next time.
-Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob::ParsedBlob& parsed,
+Outcome<std::unique_ptr<CompiledModel>> compile(openvino_api::Runtime& runtime, const blob::ParsedBlob& parsed,
                                                 const ReadWeights& read_weights, const CompileOptions& options,
                                                 std::string* why_not_precompiled,
                                                 const std::function<void()>& release_blob = {},
@@ -61,7 +61,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(ov::Runtime& runtime, const blob
 
 // A blob from ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect (its bytes copied and kept).
-Outcome<std::unique_ptr<CompiledModel>> import_upstream(ov::Runtime& runtime, const void* data, size_t size,
+Outcome<std::unique_ptr<CompiledModel>> import_upstream(openvino_api::Runtime& runtime, const void* data, size_t size,
                                                         const CompileOptions& options);
 
 // A source's name in diagnostics: "ir", "precompiled", "cache", "upstream".
@@ -69,7 +69,7 @@ const char* source_name(CompiledModel::Source source);
 
 // Whether `device` names a device the runtime has. Virtual devices (AUTO, HETERO:..., MULTI:...,
 // BATCH:...) are left to OpenVINO; "GPU" matches "GPU.0". The failure lists the devices there are.
-Status check_device(ov::Runtime& runtime, const std::string& device);
+Status check_device(openvino_api::Runtime& runtime, const std::string& device);
 
 // Properties that change how a model compiles (CACHE_DIR and ENABLE_MMAP only change how it is
 // loaded), sorted by key: what a precompiled model must have been compiled with to be used.

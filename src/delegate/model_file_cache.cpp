@@ -175,12 +175,13 @@ std::string seal_cache_file(const fs::path& written, const CacheEntry& entry) {
   return {};
 }
 
-std::string store_compiled_model(ov::Runtime& runtime, const ov::ov_compiled_model* compiled, const CacheEntry& entry) {
+std::string store_compiled_model(openvino_api::Runtime& runtime, const openvino_api::ov_compiled_model* compiled,
+                                 const CacheEntry& entry) {
   static std::atomic<unsigned> counter{0};
   // Beside the final name (same file system, so the rename is atomic), unique per process and call.
   const fs::path temporary = fs::u8path(entry.file.u8string() + "." + std::to_string(EOV_PROCESS_ID()) + "-" +
                                         std::to_string(counter.fetch_add(1)) + ".tmp");
-  if (Status exported = ov::export_model(runtime, compiled, temporary.u8string()); !exported.ok()) {
+  if (Status exported = openvino_api::export_model(runtime, compiled, temporary.u8string()); !exported.ok()) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
     return exported.failure().message;

@@ -47,6 +47,7 @@ std::optional<CachedModel> read_cached_model(const CacheEntry& entry, std::strin
 std::string seal_cache_file(const std::filesystem::path& written, const CacheEntry& entry);
 
 // Exports `compiled` into the entry. Returns what went wrong, or an empty string.
-std::string store_compiled_model(ov::Runtime& runtime, const ov::ov_compiled_model* compiled, const CacheEntry& entry);
+std::string store_compiled_model(openvino_api::Runtime& runtime, const openvino_api::ov_compiled_model* compiled,
+                                 const CacheEntry& entry);
 
 }  // namespace executorch_openvino::delegate

@@ -38,7 +38,7 @@ namespace {
 
 // The handle of one loaded method: its own infer request on the (shared) compiled model, in the
 // method's allocator.
-Result<DelegateHandle*> make_handle(BackendInitContext& context, ov::Runtime& runtime,
+Result<DelegateHandle*> make_handle(BackendInitContext& context, openvino_api::Runtime& runtime,
                                     std::shared_ptr<const delegate::CompiledModel> compiled,
                                     std::optional<blob::InputArguments> arguments = std::nullopt,
                                     std::vector<blob::InputBound> bounds = {}) {
@@ -56,7 +56,7 @@ Result<DelegateHandle*> make_handle(BackendInitContext& context, ov::Runtime& ru
 OpenvinoDelegateBackend::~OpenvinoDelegateBackend() = default;
 
 bool OpenvinoDelegateBackend::is_available() const {
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+  Outcome<openvino_api::Runtime*> runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) {
     delegate::report(runtime.failure());
     return false;
@@ -68,7 +68,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
                                                       ArrayRef<CompileSpec> compile_specs) const {
   if (blobs_ == BlobKind::kUpstream) return init_upstream(context, processed, compile_specs);
   delegate::clear_last_error();
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+  Outcome<openvino_api::Runtime*> runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) return delegate::report(runtime.failure());
 
   blob::ParseResult parsed = blob::parse(processed->data(), processed->size());
@@ -108,7 +108,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
 Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContext& context, FreeableBuffer* processed,
                                                                ArrayRef<CompileSpec> compile_specs) const {
   delegate::clear_last_error();
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+  Outcome<openvino_api::Runtime*> runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) return delegate::report(runtime.failure());
   // That partitioner records the device it compiled for; other specs configured its compilation.
   delegate::CompileOptions options;

@@ -12,8 +12,8 @@ using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
 
 Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled) {
-  const std::vector<ov::PortInfo>& inputs = compiled.inputs;
-  auto is_cache = [](const ov::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; };
+  const std::vector<openvino_api::PortInfo>& inputs = compiled.inputs;
+  auto is_cache = [](const openvino_api::PortInfo& port) { return port.name.rfind(kPagedCachePrefix, 0) == 0; };
   const auto first = std::find_if(inputs.begin(), inputs.end(), is_cache);
   if (first == inputs.end()) return std::optional<PagedLayout>();
   PagedLayout layout;
@@ -29,17 +29,17 @@ Outcome<std::optional<PagedLayout>> paged_layout(const CompiledModel& compiled) 
   }
   if (!mask && compiled.computed_mask) layout.mask = compiled.outputs.size(), layout.mask_computed = mask = true;
   if (!mask || !tokens) return Failure{FailureKind::kInvalidBlob, not_ours + ": no mask or token input"};
-  const ov::PortInfo& mask_port = layout.mask_computed ? *compiled.computed_mask : inputs[layout.mask];
-  const std::vector<ov::Dimension>& context = mask_port.dims;
+  const openvino_api::PortInfo& mask_port = layout.mask_computed ? *compiled.computed_mask : inputs[layout.mask];
+  const std::vector<openvino_api::Dimension>& context = mask_port.dims;
   if (context.size() != 2 || context[1].min != context[1].max || context[1].max <= 0 ||
-      mask_port.type != ov::ElementType::kBoolean) {
+      mask_port.type != openvino_api::ElementType::kBoolean) {
     return Failure{FailureKind::kInvalidBlob, not_ours + ": its mask is " + mask_port.shape_text()};
   }
   layout.blocks = (context[1].max + kPagedBlockSize - 1) / kPagedBlockSize;
   // [blocks, KV heads, block, width]: the plugin reports the number of blocks as open.
   for (auto port = first; port != inputs.end(); ++port) {
-    const std::vector<ov::Dimension>& dims = port->dims;
-    const bool fits = dims.size() == 4 && std::all_of(dims.begin() + 1, dims.end(), [](const ov::Dimension& d) {
+    const std::vector<openvino_api::Dimension>& dims = port->dims;
+    const bool fits = dims.size() == 4 && std::all_of(dims.begin() + 1, dims.end(), [](const openvino_api::Dimension& d) {
       return d.min == d.max && d.max > 0;
     });
     if (!fits || dims[2].max != kPagedBlockSize) {
@@ -72,20 +72,21 @@ Status check_causal_mask(const bool* values, int64_t rows, int64_t columns, int6
   return ok_status();
 }
 
-Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(ov::Runtime& runtime, const CompiledModel& compiled,
+Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
                                                           const PagedLayout& layout) {
   auto caches = std::make_unique<PagedCaches>();
   for (size_t i = layout.first_cache; i < compiled.inputs.size(); ++i) {
-    const ov::PortInfo& port = compiled.inputs[i];
+    const openvino_api::PortInfo& port = compiled.inputs[i];
     std::vector<int64_t> dims = {layout.blocks};
     for (size_t d = 1; d < port.dims.size(); ++d) dims.push_back(port.dims[d].max);
-    size_t bytes = ov::element_size(port.type);
+    size_t bytes = openvino_api::element_size(port.type);
     for (int64_t dimension : dims) bytes *= static_cast<size_t>(dimension);
     Cache cache;
     cache.input = i;
     cache.memory = AlignedBytes::allocate(bytes);
     cache.block_bytes = dims[0] > 0 ? bytes / static_cast<size_t>(dims[0]) : 0;
-    Outcome<ov::TensorPtr> tensor = ov::wrap_host_memory(runtime, port.type, dims.data(), dims.size(), cache.memory.data.get());
+    Outcome<openvino_api::TensorPtr> tensor =
+        openvino_api::wrap_host_memory(runtime, port.type, dims.data(), dims.size(), cache.memory.data.get());
     if (!tensor.ok()) return tensor.failure();
     cache.tensor = std::move(tensor).value();
     caches->caches_.push_back(std::move(cache));
@@ -93,9 +94,9 @@ Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(ov::Runtime& runtime, 
   return caches;
 }
 
-Status PagedCaches::bind(ov::Runtime& runtime, ov::ov_infer_request* request) const {
+Status PagedCaches::bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const {
   for (const Cache& cache : caches_) {
-    if (Status bound = ov::set_input(runtime, request, cache.input, cache.tensor.get()); !bound.ok()) return bound;
+    if (Status bound = openvino_api::set_input(runtime, request, cache.input, cache.tensor.get()); !bound.ok()) return bound;
   }
   return ok_status();
 }

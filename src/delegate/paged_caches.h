@@ -55,10 +55,10 @@ class PagedCaches {
  public:
   // Memory for every cache input of `compiled` (shapes from its ports), not yet touched: the pages
   // a conversation never reaches are never resident.
-  static Outcome<std::unique_ptr<PagedCaches>> create(ov::Runtime& runtime, const CompiledModel& compiled,
+  static Outcome<std::unique_ptr<PagedCaches>> create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
                                                       const PagedLayout& layout);
   // Binds every cache to `request` (once per request).
-  Status bind(ov::Runtime& runtime, ov::ov_infer_request* request) const;
+  Status bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const;
 
   // The blocks that hold the first `length` positions of every cache.
   struct Snapshot {
@@ -72,7 +72,7 @@ class PagedCaches {
     size_t input = 0;
     AlignedBytes memory;
     size_t block_bytes = 0;
-    ov::TensorPtr tensor;
+    openvino_api::TensorPtr tensor;
   };
   std::vector<Cache> caches_;
 };

@@ -57,7 +57,7 @@ void set_in(CompileOptions& options, const OptionSpec& spec, const std::string& 
   // precision is a word for INFERENCE_PRECISION_HINT: the same property, so whichever channel
   // is higher wins between the two options (and, within one channel, inference_precision).
   const std::string value = spec.kind == OptionKind::kPrecision ? precision_hint(normalized).value() : normalized;
-  for (ov::Property& property : options.properties) {
+  for (openvino_api::Property& property : options.properties) {
     if (property.key == spec.property) {
       property.value = value;
       return;

@@ -18,7 +18,7 @@ constexpr const char* kHelperRelease = EXECUTORCH_OPENVINO_STATE_HELPER_OV_VERSI
 constexpr const char* kHelperRelease = "";
 #endif
 
-StateHelper open_helper(const ov::Runtime& runtime) {
+StateHelper open_helper(const openvino_api::Runtime& runtime) {
   StateHelper helper;
   const std::string loaded = runtime.version().to_string();
   if (std::string(kHelperRelease).rfind(loaded, 0) != 0 || loaded.empty()) {
@@ -28,8 +28,8 @@ StateHelper open_helper(const ov::Runtime& runtime) {
     return helper;
   }
   const std::filesystem::path path =
-      loader::read_environment_path("EXECUTORCH_OPENVINO_STATE_LIBRARY").value_or(ov::StateControl::default_path());
-  Outcome<std::unique_ptr<ov::StateControl>> opened = ov::StateControl::open(path);
+      loader::read_environment_path("EXECUTORCH_OPENVINO_STATE_LIBRARY").value_or(openvino_api::StateControl::default_path());
+  Outcome<std::unique_ptr<openvino_api::StateControl>> opened = openvino_api::StateControl::open(path);
   if (!opened.ok()) {
     helper.why_not = opened.failure().message;
     return helper;
@@ -41,7 +41,7 @@ StateHelper open_helper(const ov::Runtime& runtime) {
 
 }  // namespace
 
-const StateHelper& state_helper(const ov::Runtime& runtime) {
+const StateHelper& state_helper(const openvino_api::Runtime& runtime) {
   static std::once_flag once;
   static StateHelper helper;
   std::call_once(once, [&] { helper = open_helper(runtime); });

@@ -12,12 +12,12 @@
 namespace executorch_openvino::delegate {
 
 struct StateHelper {
-  const ov::StateControl* control = nullptr;  // null: unavailable, and `why_not` says why
+  const openvino_api::StateControl* control = nullptr;  // null: unavailable, and `why_not` says why
   std::string why_not;
 };
 
 // EXECUTORCH_OPENVINO_STATE_LIBRARY names the helper to open instead of the one beside this library
 // (tests use it to run without one).
-const StateHelper& state_helper(const ov::Runtime& runtime);
+const StateHelper& state_helper(const openvino_api::Runtime& runtime);
 
 }  // namespace executorch_openvino::delegate

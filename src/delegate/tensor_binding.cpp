@@ -7,7 +7,7 @@
 namespace executorch_openvino::delegate {
 namespace {
 
-std::string describe(const char* role, size_t index, const ov::PortInfo& port) {
+std::string describe(const char* role, size_t index, const openvino_api::PortInfo& port) {
   std::string text = std::string(role) + " " + std::to_string(index);
   if (!port.name.empty()) text += " '" + port.name + "'";
   return text;
@@ -35,36 +35,36 @@ bool is_contiguous(const Tensor& tensor) {
 
 }  // namespace
 
-std::optional<ov::ElementType> element_type_of(ScalarType type) {
+std::optional<openvino_api::ElementType> element_type_of(ScalarType type) {
   switch (type) {
-    case ScalarType::Bool: return ov::ElementType::kBoolean;
-    case ScalarType::BFloat16: return ov::ElementType::kBF16;
-    case ScalarType::Half: return ov::ElementType::kF16;
-    case ScalarType::Float: return ov::ElementType::kF32;
-    case ScalarType::Double: return ov::ElementType::kF64;
-    case ScalarType::Char: return ov::ElementType::kI8;
-    case ScalarType::Short: return ov::ElementType::kI16;
-    case ScalarType::Int: return ov::ElementType::kI32;
-    case ScalarType::Long: return ov::ElementType::kI64;
-    case ScalarType::Byte: return ov::ElementType::kU8;
-    case ScalarType::UInt16: return ov::ElementType::kU16;
-    case ScalarType::UInt32: return ov::ElementType::kU32;
-    case ScalarType::UInt64: return ov::ElementType::kU64;
+    case ScalarType::Bool: return openvino_api::ElementType::kBoolean;
+    case ScalarType::BFloat16: return openvino_api::ElementType::kBF16;
+    case ScalarType::Half: return openvino_api::ElementType::kF16;
+    case ScalarType::Float: return openvino_api::ElementType::kF32;
+    case ScalarType::Double: return openvino_api::ElementType::kF64;
+    case ScalarType::Char: return openvino_api::ElementType::kI8;
+    case ScalarType::Short: return openvino_api::ElementType::kI16;
+    case ScalarType::Int: return openvino_api::ElementType::kI32;
+    case ScalarType::Long: return openvino_api::ElementType::kI64;
+    case ScalarType::Byte: return openvino_api::ElementType::kU8;
+    case ScalarType::UInt16: return openvino_api::ElementType::kU16;
+    case ScalarType::UInt32: return openvino_api::ElementType::kU32;
+    case ScalarType::UInt64: return openvino_api::ElementType::kU64;
     default: return std::nullopt;
   }
 }
 
-Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* role, size_t index) {
-  const std::optional<ov::ElementType> type = element_type_of(tensor.scalar_type());
+Status check_tensor(const Tensor& tensor, const openvino_api::PortInfo& port, const char* role, size_t index) {
+  const std::optional<openvino_api::ElementType> type = element_type_of(tensor.scalar_type());
   if (!type || *type != port.type) {
     return Failure{FailureKind::kInvalidArgument,
                    describe(role, index, port) + ": dtype " + executorch::runtime::toString(tensor.scalar_type()) +
-                       ", but the model expects " + ov::element_type_name(port.type)};
+                       ", but the model expects " + openvino_api::element_type_name(port.type)};
   }
   const auto sizes = tensor.sizes();
   bool shape_ok = sizes.size() == port.dims.size();
   for (size_t d = 0; shape_ok && d < sizes.size(); ++d) {
-    const ov::Dimension& dim = port.dims[d];
+    const openvino_api::Dimension& dim = port.dims[d];
     shape_ok = sizes[d] >= dim.min && (dim.max < 0 || sizes[d] <= dim.max);
   }
   if (!shape_ok) {
@@ -90,8 +90,8 @@ bool TensorBinding::matches(const Tensor& tensor) const {
   return is_contiguous(tensor);
 }
 
-Status TensorBinding::bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index,
-                           const Tensor& tensor, ov::ElementType type) {
+Status TensorBinding::bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request, bool is_input, size_t index,
+                           const Tensor& tensor, openvino_api::ElementType type) {
   if (matches(tensor)) return ok_status();
 
   const auto sizes = tensor.sizes();
@@ -102,11 +102,11 @@ Status TensorBinding::bind(ov::Runtime& runtime, ov::ov_infer_request* request, 
   std::array<int64_t, kMaxRank> dims{};
   for (size_t d = 0; d < sizes.size(); ++d) dims[d] = sizes[d];
 
-  Outcome<ov::TensorPtr> wrapped =
-      ov::wrap_host_memory(runtime, type, dims.data(), sizes.size(), tensor.mutable_data_ptr());
+  Outcome<openvino_api::TensorPtr> wrapped =
+      openvino_api::wrap_host_memory(runtime, type, dims.data(), sizes.size(), tensor.mutable_data_ptr());
   if (!wrapped.ok()) return wrapped.failure();
-  Status bound = is_input ? ov::set_input(runtime, request, index, wrapped->get())
-                          : ov::set_output(runtime, request, index, wrapped->get());
+  Status bound = is_input ? openvino_api::set_input(runtime, request, index, wrapped->get())
+                          : openvino_api::set_output(runtime, request, index, wrapped->get());
   if (!bound.ok()) {
     reset();
     return bound;

@@ -18,11 +18,11 @@ using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
 
 // ExecuTorch's dtype as an OpenVINO element type; nullopt for dtypes OpenVINO has no match for.
-std::optional<ov::ElementType> element_type_of(ScalarType type);
+std::optional<openvino_api::ElementType> element_type_of(ScalarType type);
 
 // Checks dtype, rank, each dimension and the dim order of `tensor` against `port`. The failure
 // names the argument ("input 1 'x'") with what was expected and what came.
-Status check_tensor(const Tensor& tensor, const ov::PortInfo& port, const char* role, size_t index);
+Status check_tensor(const Tensor& tensor, const openvino_api::PortInfo& port, const char* role, size_t index);
 
 // One argument's binding to the infer request. Remembers the memory and shape it last bound, so a
 // call with the same buffer (the usual case: ExecuTorch's memory plan keeps buffers stable) binds
@@ -36,8 +36,8 @@ class TensorBinding {
   bool matches(const Tensor& tensor) const;
 
   // `tensor` must have passed check_tensor for this port.
-  Status bind(ov::Runtime& runtime, ov::ov_infer_request* request, bool is_input, size_t index, const Tensor& tensor,
-              ov::ElementType type);
+  Status bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request, bool is_input, size_t index,
+              const Tensor& tensor, openvino_api::ElementType type);
 
   // Forgets the cached binding so the next bind() rebinds (after OpenVINO refused a binding).
   void reset() { rank_ = kUnbound; }
@@ -49,7 +49,7 @@ class TensorBinding {
   ScalarType type_ = ScalarType::Undefined;
   size_t rank_ = kUnbound;
   std::array<int64_t, kMaxRank> dims_{};
-  ov::TensorPtr tensor_;
+  openvino_api::TensorPtr tensor_;
 };
 
 }  // namespace executorch_openvino::delegate

@@ -4,7 +4,7 @@
 
 #include "openvino_state/state_abi.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 namespace fs = std::filesystem;
 
@@ -155,4 +155,4 @@ StateControl::Snapshot::~Snapshot() {
   if (handle_ != nullptr) owner_->functions_->snapshot_free(handle_);
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

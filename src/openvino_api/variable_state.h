@@ -15,7 +15,7 @@
 
 struct eov_state_snapshot;
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 class StateControl {
  public:
@@ -61,4 +61,4 @@ class StateControl {
   std::unique_ptr<Functions> functions_;
 };
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

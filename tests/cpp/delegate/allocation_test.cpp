@@ -78,48 +78,48 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   // defaults included: LATENCY, f32), tensors set once. With OpenVINO's own defaults instead, a
   // processor where the CPU defaults to bf16 runs other kernels, which allocate differently.
   const std::map<std::string, std::string> delegate_model = only_model();
-  auto runtime = ov::Runtime::instance();
+  auto runtime = openvino_api::Runtime::instance();
   ASSERT_TRUE(runtime.ok()) << runtime.failure().message;
   auto parsed = blob::parse(c.blob.data(), c.blob.size());
   ASSERT_TRUE(parsed.blob.has_value()) << parsed.error;
-  auto model = ov::read_model(*runtime.value(), reinterpret_cast<const char*>(parsed.blob->ir_xml.data),
+  auto model = openvino_api::read_model(*runtime.value(), reinterpret_cast<const char*>(parsed.blob->ir_xml.data),
                               parsed.blob->ir_xml.size, parsed.blob->ir_weights.data, parsed.blob->ir_weights.size);
   ASSERT_TRUE(model.ok()) << model.failure().message;
   const char* const kSettable[] = {"PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
                                     "INFERENCE_PRECISION_HINT"};
-  std::vector<ov::Property> properties;
+  std::vector<openvino_api::Property> properties;
   for (const char* key : kSettable) {
     auto it = delegate_model.find(key);
     ASSERT_NE(it, delegate_model.end()) << key << " not reported: " << executorch_openvino_describe_compiled_models();
     properties.push_back({key, it->second});
   }
-  auto compiled = ov::compile_model(*runtime.value(), model->get(), "CPU", properties);
+  auto compiled = openvino_api::compile_model(*runtime.value(), model->get(), "CPU", properties);
   ASSERT_TRUE(compiled.ok()) << compiled.failure().message;
   for (const char* key : kSettable) {
-    auto native_value = ov::compiled_model_property(*runtime.value(), compiled->get(), key);
+    auto native_value = openvino_api::compiled_model_property(*runtime.value(), compiled->get(), key);
     ASSERT_TRUE(native_value.ok()) << key;
     EXPECT_EQ(native_value.value(), delegate_model.at(key)) << key;
   }
-  auto request = ov::create_infer_request(*runtime.value(), compiled->get());
+  auto request = openvino_api::create_infer_request(*runtime.value(), compiled->get());
   ASSERT_TRUE(request.ok());
-  auto inputs = ov::input_ports(*runtime.value(), compiled->get());
-  auto outputs = ov::output_ports(*runtime.value(), compiled->get());
+  auto inputs = openvino_api::input_ports(*runtime.value(), compiled->get());
+  auto outputs = openvino_api::output_ports(*runtime.value(), compiled->get());
   ASSERT_TRUE(inputs.ok() && outputs.ok());
-  std::vector<ov::TensorPtr> wrapped;
+  std::vector<openvino_api::TensorPtr> wrapped;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const bool is_input = i < inputs->size();
-    const ov::PortInfo& port = is_input ? inputs.value()[i] : outputs.value()[i - inputs->size()];
+    const openvino_api::PortInfo& port = is_input ? inputs.value()[i] : outputs.value()[i - inputs->size()];
     std::vector<int64_t> dims;
     for (const auto& d : port.dims) dims.push_back(d.max);
-    auto tensor = ov::wrap_host_memory(*runtime.value(), port.type, dims.data(), dims.size(), tensors[i]->data());
+    auto tensor = openvino_api::wrap_host_memory(*runtime.value(), port.type, dims.data(), dims.size(), tensors[i]->data());
     ASSERT_TRUE(tensor.ok());
     const size_t index = is_input ? i : i - inputs->size();
-    ASSERT_TRUE((is_input ? ov::set_input(*runtime.value(), request->get(), index, tensor->get())
-                          : ov::set_output(*runtime.value(), request->get(), index, tensor->get()))
+    ASSERT_TRUE((is_input ? openvino_api::set_input(*runtime.value(), request->get(), index, tensor->get())
+                          : openvino_api::set_output(*runtime.value(), request->get(), index, tensor->get()))
                     .ok());
     wrapped.push_back(std::move(tensor).value());
   }
-  ASSERT_TRUE(ov::infer(*runtime.value(), request->get()).ok());
+  ASSERT_TRUE(openvino_api::infer(*runtime.value(), request->get()).ok());
 
   // OpenVINO's own count wobbles by a fraction of an allocation per call (its thread pool
   // sometimes allocates on the calling thread, more so on a busy machine), so the two are measured
@@ -128,7 +128,7 @@ TEST(AllocationTest, SteadyStateExecuteAllocatesNothingBeyondOpenVinosOwnInferen
   long least_difference = std::numeric_limits<long>::max();
   int failed_calls = 0;  // counted inside the measured loops, checked after them
   for (int round = 0; round < 5; ++round) {
-    const long native = count_allocations([&] { failed_calls += !ov::infer(*runtime.value(), request->get()).ok(); });
+    const long native = count_allocations([&] { failed_calls += !openvino_api::infer(*runtime.value(), request->get()).ok(); });
     const long delegate = count_allocations(
         [&] { failed_calls += backend->execute(context, harness.handle(), span) != Error::Ok; });
     std::printf("round %d: operator new calls per call on the calling thread: native %.2f, delegate %.2f\n", round,

@@ -173,9 +173,9 @@ TEST_F(RuntimeOptionsTest, DefaultsAreLatencyAndF32OnCpu) {
 // precision: "exact" is f32; "fast" is what OpenVINO compiles with when no hint is given (bf16 or
 // f16 on hardware that has it): asked of OpenVINO itself, since it depends on the CPU.
 std::string device_default_precision() {
-  auto runtime = ov::Runtime::instance();
+  auto runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) return "";
-  auto value = ov::device_property(*runtime.value(), "CPU", "INFERENCE_PRECISION_HINT");
+  auto value = openvino_api::device_property(*runtime.value(), "CPU", "INFERENCE_PRECISION_HINT");
   return value.ok() ? value.value() : "";
 }
 

@@ -9,7 +9,7 @@
 #include "openvino_api/objects.h"
 #include "test_environment.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 using testing::env_path;
@@ -210,4 +210,4 @@ TEST(StateControlTest, AMissingHelperIsAClearErrorNamingThePath) {
 }
 
 }  // namespace
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api
