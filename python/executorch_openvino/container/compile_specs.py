@@ -126,7 +126,7 @@ def check_precision(precision: Optional[str], what: str) -> Optional[str]:
 
 def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None) -> Dict[str, str]:
     """The properties the runtime library compiles with when nothing overrides them at load time:
-    the program's own plus the library's defaults (src/delegate/compile_options.cpp,
+    the program's own plus the library's defaults (src/delegate/options/compile_options.cpp,
     apply_defaults). A precompiled model must be compiled with exactly these to be used."""
     result = dict(properties)
     result.setdefault("PERFORMANCE_HINT", "LATENCY")
