@@ -47,11 +47,11 @@ from .lowering import Lowering
 
 logger = logging.getLogger(__name__)
 
-# Also in src/delegate/compiled_method.cpp. OpenVINO's C API reports one name of a port, the first in
+# Also in src/delegate/conversation/grown_conversation.cpp. OpenVINO's C API reports one name of a port, the first in
 # sort order, and the CPU plugin merges the names of converts after an input into it ("81"): the
 # leading "!" sorts before digits and letters.
 CACHE_POSITION_INPUT = "!executorch_openvino.cache_position"
-# Also in src/delegate/compiled_method.cpp. The grown caches' variables are named with this prefix so
+# Also in src/delegate/conversation/grown_conversation.cpp. The grown caches' variables are named with this prefix so
 # the runtime knows which to cut on a rollback, and one more variable counts the positions they hold
 # (so the runtime reads a number, not the caches, to learn where the conversation stands).
 GROWN_VARIABLE_PREFIX = "executorch_openvino.grown/"

@@ -8,7 +8,7 @@
 #include "delegate/backend/errors.h"
 #include "delegate/backend/openvino_backend.h"
 #include "delegate/options/runtime_options.h"
-#include "delegate/conversation/saved_states.h"
+#include "delegate/execution/saved_prefixes.h"
 #include "loader/dynamic_library.h"
 #include "openvino_api/runtime.h"
 
@@ -83,19 +83,19 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, cons
 EXECUTORCH_OPENVINO_API int executorch_openvino_save_state(const char* name) {
   namespace delegate = executorch_openvino::delegate;
   delegate::clear_last_error();
-  executorch_openvino::Outcome<size_t> saved = delegate::save_states(name == nullptr ? "" : name);
+  executorch_openvino::Outcome<size_t> saved = delegate::save_prefixes(name == nullptr ? "" : name);
   return saved.ok() ? 0 : static_cast<int>(delegate::report(saved.failure()));
 }
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state(const char* name) {
   namespace delegate = executorch_openvino::delegate;
   delegate::clear_last_error();
-  executorch_openvino::Outcome<size_t> restored = delegate::restore_states(name == nullptr ? "" : name);
+  executorch_openvino::Outcome<size_t> restored = delegate::restore_prefixes(name == nullptr ? "" : name);
   return restored.ok() ? 0 : static_cast<int>(delegate::report(restored.failure()));
 }
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state(const char* name) {
-  return static_cast<int>(executorch_openvino::delegate::forget_states(name == nullptr ? "" : name));
+  return static_cast<int>(executorch_openvino::delegate::forget_prefixes(name == nullptr ? "" : name));
 }
 
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_get_option(const char* key) {

@@ -1,5 +1,5 @@
 // The ExecuTorch backend: init / execute / destroy, and registration. Orchestrates only; the work
-// is in model_compiler (compile), compiled_method (execute) and openvino_api (every OpenVINO call).
+// is in compiling/ (compile), execution/ (execute) and openvino_api (every OpenVINO call).
 #include "delegate/backend/openvino_backend.h"
 
 #include <optional>
@@ -14,7 +14,7 @@
 #include "blob/delegate_blob.h"
 #include "delegate/options/compile_options.h"
 #include "delegate/compiling/compiled_model_cache.h"
-#include "delegate/execution/compiled_method.h"
+#include "delegate/execution/partition_handle.h"
 #include "delegate/backend/errors.h"
 #include "delegate/compiling/model_compiler.h"
 #include "delegate/compiling/named_weights.h"
@@ -42,19 +42,19 @@ void log_notes(delegate::Notes& notes) {
   notes.clear();
 }
 
-// The handle of one loaded method: its own infer request on the (shared) compiled model, in the
-// method's allocator.
+// The handle of one delegated partition: its own infer request on the (shared) compiled model, in
+// the method's allocator.
 Result<DelegateHandle*> make_handle(BackendInitContext& context, openvino_api::Runtime& runtime,
                                     std::shared_ptr<const delegate::CompiledModel> compiled,
                                     std::optional<blob::InputArguments> arguments = std::nullopt,
                                     std::vector<blob::InputBound> bounds = {}) {
   void* storage =
-      context.get_runtime_allocator()->allocate(sizeof(delegate::CompiledMethod), alignof(delegate::CompiledMethod));
+      context.get_runtime_allocator()->allocate(sizeof(delegate::PartitionHandle), alignof(delegate::PartitionHandle));
   if (storage == nullptr) return Error::MemoryAllocationFailed;
-  Outcome<delegate::CompiledMethod*> method = delegate::CompiledMethod::create(
+  Outcome<delegate::PartitionHandle*> handle = delegate::PartitionHandle::create(
       storage, runtime, std::move(compiled), std::move(arguments), std::move(bounds));
-  if (!method.ok()) return delegate::report(method.failure());
-  return method.value();
+  if (!handle.ok()) return delegate::report(handle.failure());
+  return handle.value();
 }
 
 }  // namespace
@@ -142,13 +142,13 @@ Error OpenvinoDelegateBackend::execute(BackendExecutionContext& context, Delegat
                                        Span<EValue*> args) const {
   delegate::clear_last_error();
   if (handle == nullptr) return Error::DelegateInvalidHandle;
-  Status done = static_cast<delegate::CompiledMethod*>(handle)->execute(args, context.event_tracer());
+  Status done = static_cast<delegate::PartitionHandle*>(handle)->execute(args, context.event_tracer());
   return done.ok() ? Error::Ok : delegate::report(done.failure());
 }
 
 void OpenvinoDelegateBackend::destroy(DelegateHandle* handle) const {
   // The storage belongs to the method's allocator; only the object's own resources are ours.
-  if (handle != nullptr) static_cast<delegate::CompiledMethod*>(handle)->~CompiledMethod();
+  if (handle != nullptr) static_cast<delegate::PartitionHandle*>(handle)->~PartitionHandle();
 }
 
 Error OpenvinoDelegateBackend::set_option(executorch::runtime::BackendOptionContext& /*context*/,

@@ -1,6 +1,6 @@
 """KV caches rewritten to grow with the conversation (ir_passes/grown_cache.py),
 the form OpenVINO's CPU plugin runs as one fused attention-with-cache kernel; and what the runtime
-library does around it (src/delegate/compiled_method.cpp): position 0 starts a new conversation,
+library does around it (src/delegate/conversation/grown_conversation.cpp): position 0 starts a new conversation,
 and a call past the conversation is refused with a reason, never computed wrong.
 The exports are ir_passes/test_state.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
 
