@@ -250,6 +250,7 @@ def grow_caches(lowering: Lowering) -> None:
     model.set_rt_info(str(caches[0].read.get_output_element_type(0).get_type_name()),
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
+    lowering.grown_caches = len(caches)  # the blob says so: the runtime may run them paged
     logger.info("%d KV cache(s) grow with the conversation", len(caches))
 
 

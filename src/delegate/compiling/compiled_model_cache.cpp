@@ -32,6 +32,8 @@ std::string model_identity(const blob::ParsedBlob& parsed) {
     identity += "precompiled:" + model.device + ':' + model.openvino_version + '\n';
     append_section(identity, "model", model.model);
   }
+  // The exporter's word that the caches grow decides whether attention=auto pages them.
+  if (parsed.grown_caches > 0) identity += "grown-caches=" + std::to_string(parsed.grown_caches) + '\n';
   identity += "xml=";
   identity.append(reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size);
   return identity;

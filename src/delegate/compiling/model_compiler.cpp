@@ -1,11 +1,9 @@
 #include "delegate/compiling/model_compiler.h"
 
 #include <algorithm>
-#include <string_view>
 
 #include "delegate/compiling/paged_model.h"
 #include "openvino_api/helper_library.h"
-#include "openvino_state/state_abi.h"
 
 namespace executorch_openvino::delegate {
 namespace {
@@ -89,14 +87,7 @@ std::string paged_cache_type(openvino_api::Runtime& runtime, const CompileOption
   return device_default.ok() ? device_default.value() : "f32";
 }
 
-// Whether the IR keeps grown KV caches (their variables' ids are in its XML): the only models
-// attention=auto offers the state helper, so that no other model loads it or pays for a rewrite.
-bool has_grown_caches(const blob::ParsedBlob& parsed) {
-  const std::string_view xml(reinterpret_cast<const char*>(parsed.ir_xml.data), parsed.ir_xml.size);
-  return xml.find(EOV_GROWN_CACHE_PREFIX) != std::string_view::npos;
-}
-
-// attention=paged, or auto for a model with grown caches: those caches rewritten for OpenVINO's paged
+// attention=paged, or auto for a model whose blob says its caches grow: those caches rewritten for OpenVINO's paged
 // attention, where the state helper can do it (paged_model.h); any other model, device or process is
 // left as it is, and says why. Returns the caches' element type when the model was rewritten, else nothing.
 Outcome<std::string> page_attention(openvino_api::Runtime& runtime, const CompileOptions& options, openvino_api::ov_model* model,
@@ -221,7 +212,7 @@ Outcome<std::unique_ptr<CompiledModel>> compile(openvino_api::Runtime& runtime, 
     result->backing = AlignedBytes::copy_of(weights->data, weights->size);
     // Read before the blob is released below.
     const bool wants_paging =
-        options.attention == kPagedAttention || (options.attention == kAutoAttention && has_grown_caches(parsed));
+        options.attention == kPagedAttention || (options.attention == kAutoAttention && parsed.grown_caches > 0);
     Outcome<openvino_api::ModelPtr> model = openvino_api::read_model(runtime, reinterpret_cast<const char*>(parsed.ir_xml.data),
                                                  parsed.ir_xml.size, result->backing.data.get(), result->backing.size);
     if (!model.ok()) return model.failure();

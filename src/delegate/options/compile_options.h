@@ -66,7 +66,8 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 //     warning (returned), never a failure.
 //   attention=auto becomes grown where paged attention cannot serve: a device other than the CPU,
 //     or a model cache in use (a cache asks for quick loads, and a paged model cannot be stored).
-//     Otherwise it stays auto: paged for a model with grown caches that the helper can rewrite.
+//     Otherwise it stays auto: paged for a model whose blob says its caches grow (blob section 9)
+//     and that the helper can rewrite.
 std::string apply_defaults(CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate

@@ -253,7 +253,7 @@ TEST(BackendBlobTest, TruncatedBlobsAreDelegateInvalidCompatibility) {
 
 TEST(BackendBlobTest, MalformedIrInAValidContainerIsDelegateInvalidCompatibility) {
   DelegateHarness harness;
-  EXPECT_EQ(harness.init(blob::build("<net name='broken'><layers>", {}), {}), Error::DelegateInvalidCompatibility);
+  EXPECT_EQ(harness.init(blob::build({"<net name='broken'><layers>", {}}), {}), Error::DelegateInvalidCompatibility);
   EXPECT_NE(last_error().find("reading the IR model failed"), std::string::npos) << last_error();
 }
 
@@ -263,8 +263,8 @@ std::vector<uint8_t> with_input_arguments(const IrCase& c, blob::InputArguments 
   blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
   EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
   const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
-  return blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size),
-                     std::vector<uint8_t>(weights.data, weights.data + weights.size), {}, arguments);
+  return blob::build({std::string(reinterpret_cast<const char*>(xml.data), xml.size),
+                     std::vector<uint8_t>(weights.data, weights.data + weights.size), {}, arguments});
 }
 
 TEST(BackendInputArgumentsTest, TheIrReadsItsCallInputsAndPassesOverTheRest) {
@@ -336,8 +336,8 @@ NamedWeightsCase with_named_weights(const std::string& name) {
   EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
   const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
   out.weights.assign(weights.data, weights.data + weights.size);
-  out.blob = blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size), {}, {}, std::nullopt,
-                         blob::NamedWeights{"w.1", out.weights.size(), blob::crc32(out.weights.data(), out.weights.size())});
+  out.blob = blob::build({std::string(reinterpret_cast<const char*>(xml.data), xml.size), {}, {}, std::nullopt,
+                         blob::NamedWeights{"w.1", out.weights.size(), blob::crc32(out.weights.data(), out.weights.size())}});
   return out;
 }
 
@@ -536,7 +536,7 @@ IrCase constant_in_place_with_other_weights(const IrCase& c) {
   other.name = c.name + " with other weights";
   std::vector<uint8_t> other_weights(n * sizeof(float));
   std::memcpy(other_weights.data(), k.data(), other_weights.size());
-  other.blob = blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size), other_weights);
+  other.blob = blob::build({std::string(reinterpret_cast<const char*>(xml.data), xml.size), other_weights});
   other.expected_outputs[0].bytes.assign(reinterpret_cast<const uint8_t*>(out.data()),
                                          reinterpret_cast<const uint8_t*>(out.data() + n));
   EXPECT_NE(other.expected_outputs[0].bytes, c.expected_outputs[0].bytes);

@@ -22,9 +22,9 @@ std::vector<uint8_t> with_input_bounds(const IrCase& c, std::vector<blob::InputB
   blob::ParseResult parsed = blob::parse(c.blob.data(), c.blob.size());
   EXPECT_TRUE(parsed.blob.has_value()) << parsed.error;
   const blob::Span xml = parsed.blob->ir_xml, weights = parsed.blob->ir_weights;
-  return blob::build(std::string(reinterpret_cast<const char*>(xml.data), xml.size),
+  return blob::build({std::string(reinterpret_cast<const char*>(xml.data), xml.size),
                      std::vector<uint8_t>(weights.data, weights.data + weights.size), {}, std::nullopt, std::nullopt,
-                     std::move(bounds));
+                     std::move(bounds)});
 }
 
 // int64_input's computation, x * 3 + 7, done here for values the case's NumPy reference lacks.

@@ -295,9 +295,9 @@ std::vector<uint8_t> with_precompiled_changed(const IrCase& c, Change change) {
   blob::PrecompiledInput changed{original.device, original.openvino_version, original.properties,
                                  {original.model.data, original.model.data + original.model.size}};
   change(changed);
-  return blob::build(
+  return blob::build({
       {reinterpret_cast<const char*>(parsed.blob->ir_xml.data), parsed.blob->ir_xml.size},
-      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {changed});
+      {parsed.blob->ir_weights.data, parsed.blob->ir_weights.data + parsed.blob->ir_weights.size}, {changed}});
 }
 
 TEST_F(RuntimeOptionsTest, AModelFromAnotherOpenvinoVersionIsNotImported) {
