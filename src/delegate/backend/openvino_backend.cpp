@@ -99,7 +99,7 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
   };
 
   Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled = delegate::shared_compiled_model(
-      *runtime.value(), *parsed.blob, [&weights] { return weights->read(); }, options.value(), &notes, release);
+      *runtime.value(), {*parsed.blob, options.value(), [&weights] { return weights->read(); }, release}, notes);
   log_notes(notes);
   if (!compiled.ok()) return delegate::report(compiled.failure());
   // Copied: the blob goes.

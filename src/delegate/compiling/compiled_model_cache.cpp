@@ -116,14 +116,11 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& ke
 }  // namespace
 
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(openvino_api::Runtime& runtime,
-                                                                    const blob::ParsedBlob& parsed,
-                                                                    const ReadWeights& read_weights,
-                                                                    const CompileOptions& options, Notes* notes,
-                                                                    const std::function<void()>& release_blob) {
-  const std::string identity = model_identity(parsed);
-  return shared_model(cache_key(identity, options), [&] {
-    const std::optional<CacheEntry> entry = file_cache_entry(runtime, identity, options);
-    return compile(runtime, parsed, read_weights, options, notes, release_blob, entry ? &*entry : nullptr);
+                                                                    CompileRequest request, Notes& notes) {
+  const std::string identity = model_identity(request.parsed);
+  return shared_model(cache_key(identity, request.options), [&] {
+    request.cache_entry = file_cache_entry(runtime, identity, request.options);
+    return compile(runtime, request, notes);
   });
 }
 

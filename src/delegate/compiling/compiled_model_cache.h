@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,14 +22,11 @@ struct CacheStats {
 };
 
 // Thread-safe. Concurrent loads of the same key compile once; the others wait for it and share it.
-// `notes` receives compile()'s (first load only);
-// `read_weights` and `release_blob` are handed to compile() (a hit reads neither the blob after the
-// lookup nor the weights: weights in named data are identified by the key the blob records).
+// A miss is compile()d (`request` with the model-file cache's entry filled in, when a cache folder is
+// in use; `notes` receives its notes, first load only). A hit reads neither the blob after the lookup
+// nor the weights: weights in named data are identified by the key the blob records.
 Outcome<std::shared_ptr<const CompiledModel>> shared_compiled_model(openvino_api::Runtime& runtime,
-                                                                    const blob::ParsedBlob& parsed,
-                                                                    const ReadWeights& read_weights,
-                                                                    const CompileOptions& options, Notes* notes,
-                                                                    const std::function<void()>& release_blob = {});
+                                                                    CompileRequest request, Notes& notes);
 
 // The same for a blob made by ExecuTorch's own OpenVINO partitioner: a compiled model exported for
 // `options.device`, imported with the options in effect.

@@ -28,13 +28,12 @@ Status Conversation::restore_prefix(const std::string& name, openvino_api::ov_in
 }
 
 Outcome<std::unique_ptr<Conversation>> choose_conversation(openvino_api::Runtime& runtime,
-                                                           const CompiledModel& compiled,
-                                                           const std::optional<PagedLayout>& paged,
-                                                           const CallInputs& inputs,
+                                                           const CompiledModel& compiled, const CallInputs& inputs,
                                                            openvino_api::ov_infer_request* request) {
   std::unique_ptr<Conversation> chosen;
-  if (paged) {
-    Outcome<std::unique_ptr<PagedConversation>> made = PagedConversation::create(runtime, compiled, *paged, inputs);
+  if (compiled.paged) {
+    Outcome<std::unique_ptr<PagedConversation>> made =
+        PagedConversation::create(runtime, compiled, *compiled.paged, inputs);
     if (!made.ok()) return made.failure();
     chosen = std::move(made).value();
   } else if (inputs.position) {

@@ -20,8 +20,7 @@
 #include <executorch/runtime/core/span.h>
 
 #include "common/outcome.h"
-#include "delegate/compiling/model_compiler.h"
-#include "delegate/compiling/paged_model.h"
+#include "delegate/compiling/compiled_model.h"
 #include "openvino_api/objects.h"
 
 namespace executorch_openvino::delegate {
@@ -65,11 +64,8 @@ class Conversation {
 };
 
 // The form of `compiled`'s caches, for a partition whose request is `request` (bound at once).
-// `paged`: the compiled model's paged layout, when its attention runs paged.
 Outcome<std::unique_ptr<Conversation>> choose_conversation(openvino_api::Runtime& runtime,
-                                                           const CompiledModel& compiled,
-                                                           const std::optional<PagedLayout>& paged,
-                                                           const CallInputs& inputs,
+                                                           const CompiledModel& compiled, const CallInputs& inputs,
                                                            openvino_api::ov_infer_request* request);
 
 // The refusal of a restore under a name nothing was saved under.

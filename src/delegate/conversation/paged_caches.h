@@ -18,8 +18,7 @@
 
 #include "common/outcome.h"
 #include "delegate/compiling/aligned_bytes.h"
-#include "delegate/compiling/model_compiler.h"
-#include "delegate/compiling/paged_model.h"
+#include "delegate/compiling/compiled_model.h"
 #include "openvino_api/objects.h"
 
 namespace executorch_openvino::delegate {

@@ -31,9 +31,7 @@ Outcome<PartitionHandle*> PartitionHandle::create(void* storage, openvino_api::R
                                                   std::optional<blob::InputArguments> arguments,
                                                   std::vector<blob::InputBound> bounds) {
   constexpr const char* kNotOurs = ": the blob is corrupt or was not written by executorch_openvino; re-export the model";
-  Outcome<std::optional<PagedLayout>> layout = paged_layout(*compiled);
-  if (!layout.ok()) return layout.failure();
-  const size_t fed = layout.value() ? layout.value()->first_cache : compiled->inputs.size();
+  const size_t fed = compiled->paged ? compiled->paged->first_cache : compiled->inputs.size();
   if (arguments && arguments->of_ir_input.size() != fed) {
     return Failure{FailureKind::kInvalidBlob, "the delegate blob maps " +
                                                   std::to_string(arguments->of_ir_input.size()) +
@@ -51,7 +49,7 @@ Outcome<PartitionHandle*> PartitionHandle::create(void* storage, openvino_api::R
       new (storage) PartitionHandle(runtime, std::move(compiled), std::move(arguments), std::move(bounds), fed);
   handle->request_ = std::move(request).value();
   Outcome<std::unique_ptr<Conversation>> conversation =
-      choose_conversation(runtime, *handle->compiled_, layout.value(), handle->inputs_, handle->request_.get());
+      choose_conversation(runtime, *handle->compiled_, handle->inputs_, handle->request_.get());
   if (!conversation.ok()) {
     handle->~PartitionHandle();
     return conversation.failure();

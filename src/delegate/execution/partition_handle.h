@@ -16,7 +16,7 @@
 
 #include "blob/delegate_blob.h"
 #include "common/outcome.h"
-#include "delegate/compiling/model_compiler.h"
+#include "delegate/compiling/compiled_model.h"
 #include "delegate/conversation/conversation.h"
 #include "delegate/execution/scalar_binding.h"
 #include "delegate/execution/tensor_binding.h"

@@ -1,5 +1,6 @@
 #include "delegate/options/compile_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
@@ -94,6 +95,16 @@ const std::string* find_property(const CompileOptions& options, const char* key)
     if (property.key == key) return &property.value;
   }
   return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options) {
+  std::vector<std::pair<std::string, std::string>> properties;
+  for (const openvino_api::Property& property : options.properties) {
+    if (property.key == "CACHE_DIR" || property.key == "ENABLE_MMAP") continue;
+    properties.emplace_back(property.key, property.value);
+  }
+  std::sort(properties.begin(), properties.end());
+  return properties;
 }
 
 std::string apply_defaults(CompileOptions& options) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <executorch/runtime/backend/interface.h>
@@ -53,6 +54,11 @@ inline bool is_cpu_device(const std::string& device) { return device == "CPU" ||
 
 // The value of an OpenVINO property in `options`, or nullptr when unset.
 const std::string* find_property(const CompileOptions& options, const char* key);
+
+// Properties that change how a model compiles (CACHE_DIR and ENABLE_MMAP only change how it is
+// loaded), sorted by key: what a precompiled model must have been compiled with to be used, and what
+// python/executorch_openvino/container/compile_specs.py's load_time_properties() says a load compiles with.
+std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options);
 
 // Defaults for what neither the program nor the run-time options set, and checks:
 //   PERFORMANCE_HINT=LATENCY: ExecuTorch calls a delegate synchronously, one request at a time;
