@@ -1,6 +1,6 @@
-// One compiled model per (blob content, device, options) in the process: a second method loaded
+// One compiled model per (blob content, device, options) in the process: a second partition loaded
 // from the same blob with the same effective options reuses the first one's compiled model (and
-// gets its own infer request). The model is freed when the last method using it is destroyed.
+// gets its own infer request). The model is freed when the last partition using it is destroyed.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,6 @@
-// Paged attention at load: rewriting a model whose KV caches grow so that OpenVINO's paged attention
-// reads and writes them (the state helper does it: src/openvino_state/paged_attention.cpp), and what
-// the result looks like: its caches are inputs no call feeds, after the program's own, with a causal
-// mask and the token ids beside them.
+// A model whose KV caches grow, rewritten at load for OpenVINO's paged attention, and what the result
+// looks like. The state helper rewrites it (src/openvino_state/paged_attention.cpp); its caches become
+// inputs no call feeds, after the program's own, with a causal mask and the token ids beside them.
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,8 @@
-// The KV caches of a language model whose attention runs paged (the "attention" option: by default on
-// the CPU; src/openvino_state/paged_attention.cpp rewrites the model at load). The caches are inputs of the
-// compiled model that no call feeds: each method allocates its own, for the whole context, and keeps
-// them bound. A call at position p attends to the first p positions held and writes the next ones, so
-// going back is a call at an earlier position (nothing is copied), and a saved prefix is a copy of
-// the blocks it fills. Paged attention is causal and reads no mask: every call's mask is checked, before
-// the call when the call gives it (an input), after it when the model computes it (an output; a mask
-// that is not causal then fails the call, which keeps only the positions before it).
+// The memory of a paged model's KV caches (paged_conversation.h says what a call does with them), and
+// the check of a call's causal mask. The caches are inputs of the compiled model that no call feeds:
+// each partition allocates its own, for the whole context, and keeps them bound; a saved prefix is a
+// copy of the blocks it fills. Paged attention is causal and reads no mask, so every call's mask is
+// checked instead of ignored.
 #pragma once
 
 #include <cstddef>
