@@ -45,8 +45,8 @@ using executorch_openvino::openvino_state::Left;
 using executorch_openvino::openvino_state::MaskOrigin;
 
 constexpr const char* kCachePositionInput = EOV_CACHE_POSITION_INPUT;
-constexpr const char* kGrownPrefix = EOV_GROWN_CACHE_PREFIX;
-constexpr const char* kLengthVariable = EOV_GROWN_LENGTH_VARIABLE;
+constexpr const char* kGrownPrefix = EOV_GROWN_VARIABLE_PREFIX;
+constexpr const char* kLengthVariable = EOV_LENGTH_VARIABLE;
 constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;

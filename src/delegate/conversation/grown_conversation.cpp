@@ -6,8 +6,8 @@ namespace executorch_openvino::delegate {
 namespace {
 
 // Named by the exporter (state_abi.h).
-constexpr const char* kGrownVariablePrefix = EOV_GROWN_CACHE_PREFIX;
-constexpr const char* kLengthVariable = EOV_GROWN_LENGTH_VARIABLE;
+constexpr const char* kGrownVariablePrefix = EOV_GROWN_VARIABLE_PREFIX;
+constexpr const char* kLengthVariable = EOV_LENGTH_VARIABLE;
 constexpr int kSequenceAxis = 2;  // of a grown cache: [batch, heads, positions, width]
 
 // What a refused or failed call of a program with grown caches means.
