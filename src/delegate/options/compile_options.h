@@ -60,7 +60,10 @@ const std::string* find_property(const CompileOptions& options, const char* key)
 // python/executorch_openvino/container/compile_specs.py's load_time_properties() says a load compiles with.
 std::vector<std::pair<std::string, std::string>> compilation_properties(const CompileOptions& options);
 
-// Defaults for what neither the program nor the run-time options set, and checks:
+// Defaults for what neither the program nor the run-time options set, and checks (the exporter, which
+// may run without this library, writes the compilation defaults again for the precompiled models it
+// makes: python/executorch_openvino/container/compile_specs.py, load_time_properties;
+// tests/python/container/test_load_time_properties.py holds the two equal):
 //   PERFORMANCE_HINT=LATENCY: ExecuTorch calls a delegate synchronously, one request at a time;
 //     threads and streams are left to OpenVINO.
 //   INFERENCE_PRECISION_HINT=f32 on CPU and on virtual devices (AUTO, HETERO:..., which may pick
