@@ -157,6 +157,38 @@ std::string parse_named_weights(const Span& payload, NamedWeights& out) {
   return {};
 }
 
+// Reads a grown-caches section's payload; returns the error text, empty on success.
+std::string parse_grown_caches(const Span& payload, uint32_t& count) {
+  if (payload.size != 8) return "is " + std::to_string(payload.size) + " bytes, not a count and a zero";
+  count = read_u32(payload.data);
+  if (count == 0) return "counts no caches";
+  return {};
+}
+
+// Reads the section of a kind a blob holds at most once into `slot` with `read` (one of the above);
+// returns the error text, empty on success.
+template <typename T, typename Read>
+std::string read_once(std::optional<T>& slot, const char* name, const std::string& which, const Span& payload,
+                      Read read) {
+  if (slot) return std::string("more than one ") + name + " section";
+  T value{};
+  if (std::string error = read(payload, value); !error.empty()) return std::string(name) + " " + which + " " + error;
+  slot = std::move(value);
+  return {};
+}
+
+// The minor version that introduced a kind (docs/delegate-blob-format.md, Compatibility).
+uint16_t minor_of(SectionKind kind) {
+  switch (kind) {
+    case SectionKind::kPrecompiled: return 1;
+    case SectionKind::kInputArguments: return 2;
+    case SectionKind::kNamedWeights: return 3;
+    case SectionKind::kInputBounds: return 4;
+    case SectionKind::kGrownCaches: return 5;
+    default: return 1;
+  }
+}
+
 }  // namespace
 
 ParseResult parse(const void* data_in, size_t size) {
@@ -209,6 +241,8 @@ ParseResult parse(const void* data_in, size_t size) {
   parsed.minor_version = read_u16(data + kMinorOffset);
   bool have_xml = false;
   bool have_weights = false;
+  std::optional<std::vector<InputBound>> bounds;
+  std::optional<uint32_t> grown_caches;
   for (uint32_t i = 0; i < count; ++i) {
     const Entry& e = entries[i];
     const std::string which = "section " + std::to_string(i) + " (kind " + std::to_string(e.kind) + ")";
@@ -230,6 +264,7 @@ ParseResult parse(const void* data_in, size_t size) {
     }
     const Span payload{data + e.offset, static_cast<size_t>(e.length)};
     if (crc32(payload.data, payload.size) != e.crc) return fail(which + " checksum mismatch: the blob is corrupt");
+    std::string error;
 
     switch (static_cast<SectionKind>(e.kind)) {
       case SectionKind::kIrXml:
@@ -245,41 +280,30 @@ ParseResult parse(const void* data_in, size_t size) {
         break;
       case SectionKind::kPrecompiled: {
         PrecompiledModel model;
-        if (std::string error = parse_precompiled(payload, model); !error.empty()) {
-          return fail("precompiled " + which + " " + error);
-        }
+        error = parse_precompiled(payload, model);
+        if (!error.empty()) error = "precompiled " + which + " " + error;
         parsed.precompiled.push_back(std::move(model));
         break;
       }
-      case SectionKind::kInputArguments: {
-        if (parsed.input_arguments) return fail("more than one input arguments section");
-        InputArguments arguments;
-        if (std::string error = parse_input_arguments(payload, arguments); !error.empty()) {
-          return fail("input arguments " + which + " " + error);
-        }
-        parsed.input_arguments = std::move(arguments);
+      case SectionKind::kInputArguments:
+        error = read_once(parsed.input_arguments, "input arguments", which, payload, parse_input_arguments);
         break;
-      }
-      case SectionKind::kNamedWeights: {
-        if (parsed.named_weights) return fail("more than one named weights section");
-        NamedWeights named;
-        if (std::string error = parse_named_weights(payload, named); !error.empty()) {
-          return fail("named weights " + which + " " + error);
-        }
-        parsed.named_weights = std::move(named);
+      case SectionKind::kNamedWeights:
+        error = read_once(parsed.named_weights, "named weights", which, payload, parse_named_weights);
         break;
-      }
-      case SectionKind::kInputBounds: {
-        if (!parsed.input_bounds.empty()) return fail("more than one input bounds section");
-        if (std::string error = parse_input_bounds(payload, parsed.input_bounds); !error.empty()) {
-          return fail("input bounds " + which + " " + error);
-        }
+      case SectionKind::kInputBounds:
+        error = read_once(bounds, "input bounds", which, payload, parse_input_bounds);
         break;
-      }
+      case SectionKind::kGrownCaches:
+        error = read_once(grown_caches, "grown caches", which, payload, parse_grown_caches);
+        break;
       default:
         break;  // a section from a newer minor version: checked above, otherwise ignored
     }
+    if (!error.empty()) return fail(error);
   }
+  parsed.input_bounds = std::move(bounds).value_or(std::vector<InputBound>{});
+  parsed.grown_caches = grown_caches.value_or(0);
   if (!have_xml) return fail("no IR XML section");
   if (parsed.named_weights.has_value() != ((flags & kFlagNamedWeights) != 0)) {
     return fail(parsed.named_weights ? "names weights in named data without the flag that says so"
@@ -291,26 +315,22 @@ ParseResult parse(const void* data_in, size_t size) {
   return ParseResult{parsed, {}};
 }
 
-std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
-                           const std::vector<PrecompiledInput>& precompiled,
-                           const std::optional<InputArguments>& input_arguments,
-                           const std::optional<NamedWeights>& named_weights,
-                           const std::vector<InputBound>& input_bounds) {
+std::vector<uint8_t> build(const BlobInput& input) {
   // Payloads in section order: XML, weights (or where they are), each precompiled model, the arguments,
-  // the bounds.
+  // the bounds, the grown caches.
   std::vector<std::pair<SectionKind, std::vector<uint8_t>>> payloads;
-  payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(ir_xml.begin(), ir_xml.end()));
-  if (named_weights) {
-    std::vector<uint8_t> payload(16 + named_weights->key.size());
-    write_u64(payload.data(), named_weights->size);
-    write_u32(payload.data() + 8, named_weights->crc);
-    write_u32(payload.data() + 12, static_cast<uint32_t>(named_weights->key.size()));
-    std::memcpy(payload.data() + 16, named_weights->key.data(), named_weights->key.size());
+  payloads.emplace_back(SectionKind::kIrXml, std::vector<uint8_t>(input.ir_xml.begin(), input.ir_xml.end()));
+  if (const std::optional<NamedWeights>& named = input.named_weights) {
+    std::vector<uint8_t> payload(16 + named->key.size());
+    write_u64(payload.data(), named->size);
+    write_u32(payload.data() + 8, named->crc);
+    write_u32(payload.data() + 12, static_cast<uint32_t>(named->key.size()));
+    std::memcpy(payload.data() + 16, named->key.data(), named->key.size());
     payloads.emplace_back(SectionKind::kNamedWeights, std::move(payload));
   } else {
-    payloads.emplace_back(SectionKind::kIrWeights, ir_weights);
+    payloads.emplace_back(SectionKind::kIrWeights, input.ir_weights);
   }
-  for (const PrecompiledInput& model : precompiled) {
+  for (const PrecompiledInput& model : input.precompiled) {
     std::string meta = "device=" + model.device + "\nopenvino=" + model.openvino_version + "\n";
     for (const auto& [key, value] : model.properties) meta += "property:" + key + "=" + value + "\n";
     std::vector<uint8_t> payload(align_up(4 + meta.size()), 0);
@@ -319,25 +339,30 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
     payload.insert(payload.end(), model.model.begin(), model.model.end());
     payloads.emplace_back(SectionKind::kPrecompiled, std::move(payload));
   }
-  if (input_arguments) {
-    std::vector<uint8_t> payload(8 + 4 * input_arguments->of_ir_input.size());
-    write_u32(payload.data(), input_arguments->call_inputs);
-    write_u32(payload.data() + 4, static_cast<uint32_t>(input_arguments->of_ir_input.size()));
-    for (size_t i = 0; i < input_arguments->of_ir_input.size(); ++i) {
-      write_u32(payload.data() + 8 + 4 * i, input_arguments->of_ir_input[i]);
+  if (const std::optional<InputArguments>& arguments = input.input_arguments) {
+    std::vector<uint8_t> payload(8 + 4 * arguments->of_ir_input.size());
+    write_u32(payload.data(), arguments->call_inputs);
+    write_u32(payload.data() + 4, static_cast<uint32_t>(arguments->of_ir_input.size()));
+    for (size_t i = 0; i < arguments->of_ir_input.size(); ++i) {
+      write_u32(payload.data() + 8 + 4 * i, arguments->of_ir_input[i]);
     }
     payloads.emplace_back(SectionKind::kInputArguments, std::move(payload));
   }
-  if (!input_bounds.empty()) {
-    std::vector<uint8_t> payload(8 + 24 * input_bounds.size(), 0);
-    write_u32(payload.data(), static_cast<uint32_t>(input_bounds.size()));
-    for (size_t i = 0; i < input_bounds.size(); ++i) {
+  if (!input.input_bounds.empty()) {
+    std::vector<uint8_t> payload(8 + 24 * input.input_bounds.size(), 0);
+    write_u32(payload.data(), static_cast<uint32_t>(input.input_bounds.size()));
+    for (size_t i = 0; i < input.input_bounds.size(); ++i) {
       uint8_t* entry = payload.data() + 8 + 24 * i;
-      write_u32(entry, input_bounds[i].input);
-      write_u64(entry + 8, static_cast<uint64_t>(input_bounds[i].low));
-      write_u64(entry + 16, static_cast<uint64_t>(input_bounds[i].high));
+      write_u32(entry, input.input_bounds[i].input);
+      write_u64(entry + 8, static_cast<uint64_t>(input.input_bounds[i].low));
+      write_u64(entry + 16, static_cast<uint64_t>(input.input_bounds[i].high));
     }
     payloads.emplace_back(SectionKind::kInputBounds, std::move(payload));
+  }
+  if (input.grown_caches > 0) {
+    std::vector<uint8_t> payload(8, 0);
+    write_u32(payload.data(), input.grown_caches);
+    payloads.emplace_back(SectionKind::kGrownCaches, std::move(payload));
   }
 
   const uint32_t count = static_cast<uint32_t>(payloads.size());
@@ -354,14 +379,13 @@ std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>
   std::memcpy(out.data() + kMagicOffset, kMagic, sizeof(kMagic));
   write_u16(out.data() + kMajorOffset, kMajorVersion);
   // The minor version of the newest kind written (docs/delegate-blob-format.md, Compatibility).
-  write_u16(out.data() + kMinorOffset, !input_bounds.empty() ? uint16_t{4}
-                                       : named_weights       ? uint16_t{3}
-                                       : input_arguments     ? uint16_t{2}
-                                                             : uint16_t{1});
+  uint16_t minor = 1;
+  for (const auto& [kind, payload] : payloads) minor = std::max(minor, minor_of(kind));
+  write_u16(out.data() + kMinorOffset, minor);
   write_u32(out.data() + kHeaderSizeOffset, static_cast<uint32_t>(header_size));
   write_u32(out.data() + kSectionCountOffset, count);
   write_u64(out.data() + kTotalSizeOffset, total);
-  write_u32(out.data() + kFlagsOffset, named_weights ? kFlagNamedWeights : 0);
+  write_u32(out.data() + kFlagsOffset, input.named_weights ? kFlagNamedWeights : 0);
   for (uint32_t i = 0; i < count; ++i) {
     const std::vector<uint8_t>& payload = payloads[i].second;
     if (!payload.empty()) std::memcpy(out.data() + entries[i].offset, payload.data(), payload.size());

@@ -25,8 +25,8 @@ namespace executorch_openvino::blob {
 
 inline constexpr char kMagic[4] = {'E', 'O', 'V', 'B'};
 inline constexpr uint16_t kMajorVersion = 1;
-// 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds.
-inline constexpr uint16_t kMinorVersion = 4;
+// 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds, 1.5 grown caches.
+inline constexpr uint16_t kMinorVersion = 5;
 
 // Flags a reader must understand to use the blob (a reader refuses bits it does not know, so an
 // older runtime says so instead of compiling an IR without its weights).
@@ -77,6 +77,11 @@ enum class SectionKind : uint32_t {
   // input lies in [low, high). Inputs strictly increasing; low < high. A reader that skips this
   // section computes with any value, as before.
   kInputBounds = 8,
+  // The IR's KV caches grow with the conversation (optional, since 1.5): the exporter rewrote them
+  // into that form (python/executorch_openvino/ir_passes/grown_cache.py), so the runtime may run them
+  // paged. Payload: u32 count N >= 1 of grown caches, u32 zero. A reader that skips this section runs
+  // the model as exported.
+  kGrownCaches = 9,
 };
 
 struct Span {
@@ -119,6 +124,7 @@ struct ParsedBlob {
   std::optional<InputArguments> input_arguments;  // absent: the IR reads every call input, in order
   std::optional<NamedWeights> named_weights;      // set: ir_weights is empty until the delegate fetches them
   std::vector<InputBound> input_bounds;           // by input; empty: no input is bounded
+  uint32_t grown_caches = 0;                      // how many KV caches grow (kGrownCaches); 0: none said
 };
 
 struct ParseResult {
@@ -137,11 +143,18 @@ struct PrecompiledInput {
   std::vector<uint8_t> model;
 };
 
+// What build() writes: ParsedBlob's content, owned.
+struct BlobInput {
+  std::string ir_xml;
+  std::vector<uint8_t> ir_weights;
+  std::vector<PrecompiledInput> precompiled = {};
+  std::optional<InputArguments> input_arguments = std::nullopt;
+  std::optional<NamedWeights> named_weights = std::nullopt;  // set: ir_weights is not written
+  std::vector<InputBound> input_bounds = {};
+  uint32_t grown_caches = 0;
+};
+
 // Serialises a blob (used by tests and tools; the Python package writes the same format).
-std::vector<uint8_t> build(const std::string& ir_xml, const std::vector<uint8_t>& ir_weights,
-                           const std::vector<PrecompiledInput>& precompiled = {},
-                           const std::optional<InputArguments>& input_arguments = std::nullopt,
-                           const std::optional<NamedWeights>& named_weights = std::nullopt,
-                           const std::vector<InputBound>& input_bounds = {});
+std::vector<uint8_t> build(const BlobInput& input);
 
 }  // namespace executorch_openvino::blob

@@ -1,6 +1,6 @@
 #include "openvino_api/element_type.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 // Indexed by ElementType: boolean, bf16, f16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64.
@@ -70,4 +70,4 @@ std::optional<ElementType> ElementCodes::type(ElementTypeCode code) const {
   return std::nullopt;
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -10,7 +10,7 @@
 #include "openvino_api/ov_c_api.h"
 #include "openvino_api/runtime_version.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 // The element types the delegate exchanges with OpenVINO. Our own order, not OpenVINO's.
 enum class ElementType {
@@ -49,4 +49,4 @@ class ElementCodes {
   int codes_[kElementTypeCount];
 };
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

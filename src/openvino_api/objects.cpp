@@ -3,7 +3,7 @@
 #include <mutex>
 #include <shared_mutex>
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 // Variadic compile_model takes its properties as separate C-string arguments. One call site with a
@@ -291,4 +291,4 @@ Outcome<std::vector<LayerProfile>> profiling_info(Runtime& runtime, ov_infer_req
   return layers;
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -12,7 +12,7 @@
 #include "openvino_api/element_type.h"
 #include "openvino_api/runtime.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 // Frees one kind of OpenVINO object through the runtime's own free function.
 template <typename T>
@@ -102,4 +102,4 @@ struct LayerProfile {
 };
 Outcome<std::vector<LayerProfile>> profiling_info(Runtime& runtime, ov_infer_request* request);
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

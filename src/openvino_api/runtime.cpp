@@ -4,7 +4,7 @@
 
 #include "loader/runtime_locator.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 const char* status_name(StatusCode status) {
@@ -212,4 +212,4 @@ Failure Runtime::failure(StatusCode status, const std::string& doing, FailureKin
   return Failure{kind, message};
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -17,7 +17,7 @@
 #include "openvino_api/runtime_version.h"
 #include "openvino_api/symbol_table.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 class Runtime {
  public:
@@ -83,4 +83,4 @@ class Runtime {
   std::optional<std::vector<std::string>> devices_;
 };
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 std::string RuntimeVersion::to_string() const {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
@@ -39,4 +39,4 @@ std::string supported_range_text() {
   return ">= " + kOldestSupported.to_string() + " and < " + kFirstUnsupported.to_string();
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -6,7 +6,7 @@
 #include <string>
 #include <tuple>
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 struct RuntimeVersion {
   int major = 0;
@@ -30,4 +30,4 @@ std::optional<RuntimeVersion> parse_build_number(const std::string& build_number
 bool is_supported(const RuntimeVersion& version);
 std::string supported_range_text();  // ">= 2024.2.0 and < 2027.0.0"
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

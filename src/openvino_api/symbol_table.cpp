@@ -1,6 +1,6 @@
 #include "openvino_api/symbol_table.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 Outcome<SymbolTable> resolve_symbols(const loader::DynamicLibrary& library) {
   SymbolTable table;
@@ -19,4 +19,4 @@ Outcome<SymbolTable> resolve_symbols(const loader::DynamicLibrary& library) {
   return table;
 }
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

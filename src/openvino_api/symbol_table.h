@@ -5,7 +5,7 @@
 #include "loader/dynamic_library.h"
 #include "openvino_api/ov_c_api.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 
 // X(name) for every required symbol; a library missing any one of them is refused, naming it.
 #define EXECUTORCH_OPENVINO_REQUIRED_SYMBOLS(X)   \
@@ -64,4 +64,4 @@ struct SymbolTable {
 // Resolves every symbol; fails naming the first required symbol the library does not export.
 Outcome<SymbolTable> resolve_symbols(const loader::DynamicLibrary& library);
 
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -12,7 +12,7 @@
 
 #include "common/causal_mask.h"
 
-namespace executorch_openvino::state {
+namespace executorch_openvino::openvino_state {
 
 bool MaskOrigin::operator==(const MaskOrigin& other) const {
   return given == other.given && computed.get_node() == other.computed.get_node() &&
@@ -201,4 +201,4 @@ void prove_causal(const ov::Model& model, int64_t position_index, int64_t tokens
   check_causal_where_sampled(*probe, mask, position, tokens);
 }
 
-}  // namespace executorch_openvino::state
+}  // namespace executorch_openvino::openvino_state

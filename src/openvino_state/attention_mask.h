@@ -12,7 +12,7 @@
 
 #include "openvino_state/left.h"
 
-namespace executorch_openvino::state {
+namespace executorch_openvino::openvino_state {
 
 // Where the attentions' mask comes from: one input of the model (given), or one boolean value it
 // computes (computed: the last along the way with the whole context as its last dimension, before
@@ -34,4 +34,4 @@ MaskOrigin the_mask(const ov::Model& model, size_t* attentions);
 // own nodes (OpenVINO's reference evaluation, no device); the delegate still checks every call's.
 void prove_causal(const ov::Model& model, int64_t position_index, int64_t tokens_index);
 
-}  // namespace executorch_openvino::state
+}  // namespace executorch_openvino::openvino_state

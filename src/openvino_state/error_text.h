@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-namespace executorch_openvino::state {
+namespace executorch_openvino::openvino_state {
 
 inline void write_error(const std::string& message, char* error, size_t error_size) {
   if (error == nullptr || error_size == 0) return;
@@ -16,4 +16,4 @@ inline void write_error(const std::string& message, char* error, size_t error_si
   error[n] = '\0';
 }
 
-}  // namespace executorch_openvino::state
+}  // namespace executorch_openvino::openvino_state

@@ -4,10 +4,10 @@
 
 #include <string>
 
-namespace executorch_openvino::state {
+namespace executorch_openvino::openvino_state {
 
 struct Left {
   std::string why;
 };
 
-}  // namespace executorch_openvino::state
+}  // namespace executorch_openvino::openvino_state

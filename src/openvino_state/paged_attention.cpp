@@ -41,12 +41,12 @@ struct ov_model {
 
 namespace {
 
-using executorch_openvino::state::Left;
-using executorch_openvino::state::MaskOrigin;
+using executorch_openvino::openvino_state::Left;
+using executorch_openvino::openvino_state::MaskOrigin;
 
 constexpr const char* kCachePositionInput = EOV_CACHE_POSITION_INPUT;
-constexpr const char* kGrownPrefix = EOV_GROWN_CACHE_PREFIX;
-constexpr const char* kLengthVariable = EOV_GROWN_LENGTH_VARIABLE;
+constexpr const char* kGrownPrefix = EOV_GROWN_VARIABLE_PREFIX;
+constexpr const char* kLengthVariable = EOV_LENGTH_VARIABLE;
 constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;
@@ -101,7 +101,7 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   // Every attention's mask must be one boolean [new positions, context] value the delegate can check:
   // an input, or computed from the call's position and tokens alone.
   size_t attentions = 0;
-  const MaskOrigin mask = executorch_openvino::state::the_mask(*model, &attentions);
+  const MaskOrigin mask = executorch_openvino::openvino_state::the_mask(*model, &attentions);
   int64_t context = 0;
   if (mask.given) {
     if (mask.given->get_element_type() != ov::element::boolean || mask.given->get_partial_shape().rank().get_length() != 2) {
@@ -109,7 +109,7 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
     }
     context = static_dimension(mask.given->get_partial_shape(), 1, "the attention mask");
   } else {
-    executorch_openvino::state::prove_causal(*model, model->get_parameter_index(position),
+    executorch_openvino::openvino_state::prove_causal(*model, model->get_parameter_index(position),
                                              model->get_parameter_index(tokens));
     const ov::PartialShape shape = mask.computed.get_partial_shape();
     context = shape[shape.rank().get_length() - 1].get_length();
@@ -279,7 +279,7 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
 extern "C" int eov_state_page_attention(ov_model* handle, const eov_paging* options, char* error, size_t error_size) {
   if (handle == nullptr || !handle->object || options == nullptr || options->block_size <= 0 ||
       options->cache_type == nullptr) {
-    executorch_openvino::state::write_error("paging the attention: no model or options", error, error_size);
+    executorch_openvino::openvino_state::write_error("paging the attention: no model or options", error, error_size);
     return EOV_STATE_FAILED;
   }
   try {
@@ -288,15 +288,15 @@ extern "C" int eov_state_page_attention(ov_model* handle, const eov_paging* opti
     handle->object = std::move(model);
     return EOV_STATE_OK;
   } catch (const Left& left) {
-    executorch_openvino::state::write_error(left.why, error, error_size);
+    executorch_openvino::openvino_state::write_error(left.why, error, error_size);
     return EOV_STATE_LEFT;
   } catch (const std::exception& e) {
     // OpenVINO's pass or checks refused this model: it runs as exported (the clone is dropped).
-    executorch_openvino::state::write_error(std::string("OpenVINO could not rewrite it: ") + e.what(), error,
+    executorch_openvino::openvino_state::write_error(std::string("OpenVINO could not rewrite it: ") + e.what(), error,
                                             error_size);
     return EOV_STATE_LEFT;
   } catch (...) {
-    executorch_openvino::state::write_error("paging the attention: an unknown exception", error, error_size);
+    executorch_openvino::openvino_state::write_error("paging the attention: an unknown exception", error, error_size);
     return EOV_STATE_FAILED;
   }
 }

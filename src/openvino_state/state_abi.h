@@ -62,19 +62,13 @@ EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
 #define EOV_STATE_LEFT 2
 
 // The names the exporter gives a model whose KV caches grow (python/executorch_openvino/ir_passes/
-// grown_cache.py): the caches' variables begin with this prefix, one variable counts their positions,
-// and an input gives the first position a call writes.
-#define EOV_GROWN_CACHE_PREFIX "executorch_openvino.grown/"
-#define EOV_GROWN_LENGTH_VARIABLE "executorch_openvino.length"
-#define EOV_CACHE_POSITION_INPUT "!executorch_openvino.cache_position"
-
-// The names the rewrite gives a paged model's own inputs and output, which the delegate looks for: the
-// caches (this prefix, then the pass's name), the causal mask (an input, or the last output when the
-// model computes it) and the token ids.
-#define EOV_PAGED_CACHE_PREFIX "executorch_openvino.paged/"
-#define EOV_PAGED_MASK_INPUT "!executorch_openvino.causal_mask"
-#define EOV_PAGED_MASK_OUTPUT "!executorch_openvino.computed_causal_mask"
-#define EOV_PAGED_TOKENS_INPUT "!executorch_openvino.tokens"
+// grown_cache.py: EOV_GROWN_VARIABLE_PREFIX begins the caches' variables, EOV_LENGTH_VARIABLE counts
+// their positions, EOV_CACHE_POSITION_INPUT gives the first position a call writes), and the names the
+// rewrite gives a paged model's own inputs and output, which the delegate looks for (EOV_PAGED_CACHE_PREFIX,
+// then the pass's name, begins the caches; EOV_PAGED_MASK_INPUT or, when the model computes the mask, the
+// last output EOV_PAGED_MASK_OUTPUT; EOV_PAGED_TOKENS_INPUT). Written once, in Python
+// (python/executorch_openvino/container/ir_names.py); the build makes this header of them (cmake/IrNames.cmake).
+#include "openvino_state/ir_names.h"
 
 typedef struct eov_paging {
   const char* cache_type;  // the caches' element type: "f32", "bf16", "f16"

@@ -25,7 +25,7 @@ struct eov_state_snapshot {
 namespace {
 
 int fail(const std::string& message, char* error, size_t error_size) {
-  executorch_openvino::state::write_error(message, error, error_size);
+  executorch_openvino::openvino_state::write_error(message, error, error_size);
   return 1;
 }
 

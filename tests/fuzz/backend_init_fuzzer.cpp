@@ -1,6 +1,6 @@
 // libFuzzer target: the backend's init() through ExecuTorch's BackendInterface, with the real
 // OpenVINO runtime behind it, on a valid container around a fuzzed IR. So it is OpenVINO's IR
-// reader and CPU compiler that see the damage; whatever they throw must come back as an ExecuTorch
+// reader, the state helper's paged-attention rewrite and the CPU compiler that see the damage; whatever they throw must come back as an ExecuTorch
 // error with a message, never as a crash, a hang or a leak.
 //
 // Input: the IR's XML text, optionally followed by a NUL byte and the weights (.bin). XML has no
@@ -76,8 +76,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // One thread and one stream: each compile stays small, so more inputs run per second.
   static const std::vector<std::pair<std::string, std::string>> kSpecs = {
       {"device", "CPU"}, {"INFERENCE_NUM_THREADS", "1"}, {"NUM_STREAMS", "1"}};
+  // The container says the caches grow, so that every IR also reaches the choice of paged attention
+  // and the state helper's rewrite (which must take any IR, whatever the container claims).
   DelegateHarness harness;
-  const Error loaded = harness.init(executorch_openvino::blob::build(xml, weights), kSpecs);
+  const Error loaded = harness.init(executorch_openvino::blob::build({xml, weights, {}, {}, {}, {}, 1}), kSpecs);
   if (loaded != Error::Ok) {
     if (seeds_must_load) broken("a seed did not load", loaded);
     if (!is_model_error(loaded)) broken("init() failed with an unexpected error", loaded);

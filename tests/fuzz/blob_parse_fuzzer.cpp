@@ -80,7 +80,7 @@ bool same_content(const ParsedBlob& a, const ParsedBlob& b) {
     }
   }
   return same_arguments(a.input_arguments, b.input_arguments) && same_named_weights(a.named_weights, b.named_weights) &&
-         same_bounds(a.input_bounds, b.input_bounds);
+         same_bounds(a.input_bounds, b.input_bounds) && a.grown_caches == b.grown_caches;
 }
 
 // Set by the seed replay test (tests/fuzz/replay.cmake): every seed is a valid blob.
@@ -108,8 +108,9 @@ void check(const uint8_t* data, size_t size, bool must_parse) {
 
   const std::string xml_text(reinterpret_cast<const char*>(xml.data), xml.size);
   const ParsedBlob& parsed = *result.blob;
-  const std::vector<uint8_t> rebuilt = executorch_openvino::blob::build(
-      xml_text, bytes(weights), precompiled, parsed.input_arguments, parsed.named_weights, parsed.input_bounds);
+  const std::vector<uint8_t> rebuilt =
+      executorch_openvino::blob::build({xml_text, bytes(weights), precompiled, parsed.input_arguments,
+                                        parsed.named_weights, parsed.input_bounds, parsed.grown_caches});
   const ParseResult again = executorch_openvino::blob::parse(rebuilt.data(), rebuilt.size());
   if (!again.blob) broken("build() of an accepted blob's content is refused", again);
   if (!same_content(*result.blob, *again.blob)) broken("build() then parse() changes the content", again);

@@ -2,8 +2,9 @@
 mutate from. Rerun after a change of the blob format or of the IR cases; the output is committed.
 
   blob_parse/     delegate blobs: the IR cases of tests/fixtures/make_ir_cases.py, one without
-                  weights, one with a section of a kind from a newer minor version, one with a
-                  precompiled-model section
+                  weights, one with a section of a kind from a newer minor version, and one with each
+                  optional section (precompiled model, input arguments, named weights, input bounds,
+                  grown caches)
   backend_init/   the backend_init_fuzzer's input: an IR's XML, a NUL byte, its weights
 
 Usage: python tests/fuzz/make_corpus.py [OUT_DIR]   (default: tests/fuzz/corpus)
@@ -72,7 +73,7 @@ def main() -> int:
 
     xml, weights = irs["matmul_bias_relu"]
     (blobs / "no_weights.eovb").write_bytes(blob.build_blob(irs["add_broadcast"][0]))
-    (blobs / "unknown_kind.eovb").write_bytes(with_unknown_section(blob.build_blob(xml, weights), 9))
+    (blobs / "unknown_kind.eovb").write_bytes(with_unknown_section(blob.build_blob(xml, weights), 99))
     if hasattr(blob, "PrecompiledModel"):
         precompiled = blob.PrecompiledModel("CPU", "2026.4.1-stand-in", {"INFERENCE_PRECISION_HINT": "f32"}, b"model")
         (blobs / "precompiled.eovb").write_bytes(blob.build_blob(xml, weights, [precompiled]))
@@ -82,6 +83,7 @@ def main() -> int:
     (blobs / "named_weights.eovb").write_bytes(blob.build_blob(xml, b"", (), arguments, named))
     bounds = (blob.InputBound(0, -4, 4),)
     (blobs / "input_bounds.eovb").write_bytes(blob.build_blob(xml, weights, (), arguments, None, bounds))
+    (blobs / "grown_caches.eovb").write_bytes(blob.build_blob(xml, weights, (), arguments, None, bounds, 4))
 
     total = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     print(f"wrote {sum(1 for f in out.rglob('*') if f.is_file())} seeds ({total} bytes) to {out}")

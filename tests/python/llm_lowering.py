@@ -16,6 +16,7 @@ import torch
 import executorch_openvino
 from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
 from executorch.runtime import Runtime
+from executorch_openvino.container.blob import parse_blob
 from executorch_openvino.llm.hf_export import export_causal_lm, static_cache_decoder
 from executorch_openvino.runtime import library
 from llm_models import (CONTEXT, eager_step, et_llama, export_et_llama, hf_llama, hf_method_step, hf_step,
@@ -38,6 +39,7 @@ class Lowered:
     delegate_arg_shapes: list
     outside_ops: list
     ir: ov.Model  # the delegate's IR
+    grown_caches: int = 0  # how many KV caches the delegate's blob says grow
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,10 +63,12 @@ def lowered(variant: str = "dynamic_prompt", stateful: bool = True) -> Lowered:
     program = edge.exported_program()
     graph_module = program.graph_module
     calls = delegate_calls(graph_module.graph)
-    ir = blob_ir(getattr(graph_module, calls[0].args[0].target).processed_bytes)
+    processed = getattr(graph_module, calls[0].args[0].target).processed_bytes
+    ir = blob_ir(processed)
     shapes = [tuple(a.meta["val"].shape) for a in calls[0].args[1:] if isinstance(a.meta.get("val"), torch.Tensor)]
     facts = Lowered(model, partitioner, b"", dict(program.graph_signature.buffers_to_mutate),
-                    list(program.graph_signature.buffers), len(calls), shapes, outside_ops(graph_module.graph), ir)
+                    list(program.graph_signature.buffers), len(calls), shapes, outside_ops(graph_module.graph), ir,
+                    parse_blob(processed).grown_caches)
     return dataclasses.replace(facts, pte=edge.to_executorch().buffer)
 
 

@@ -33,7 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using loader::DynamicLibrary;
-using ov::Runtime;
+using openvino_api::Runtime;
 
 constexpr char kPlantedVersion[] = "2026.4.1-planted-stand-in";
 
@@ -74,8 +74,8 @@ std::optional<fs::path> loaded_module(const wchar_t* name) {
 // The build number an OpenVINO C library (real or stand-in) reports, through its own export.
 std::string reported_version(void* get_version) {
   if (get_version == nullptr) return "<no ov_get_openvino_version>";
-  ov::Version version{nullptr, nullptr};
-  if (reinterpret_cast<ov::ov_get_openvino_version_fn>(get_version)(&version) != ov::kOk ||
+  openvino_api::Version version{nullptr, nullptr};
+  if (reinterpret_cast<openvino_api::ov_get_openvino_version_fn>(get_version)(&version) != openvino_api::kOk ||
       version.build_number == nullptr) {
     return "<ov_get_openvino_version failed>";
   }
@@ -171,44 +171,44 @@ TEST(RealRuntime, RunsATinyModelWithCorrectNumbers) {
   ASSERT_TRUE(loaded.ok()) << loaded.failure().message;
   Runtime& runtime = *loaded.value();
 
-  auto model = ov::read_model(runtime, kAddIr, std::strlen(kAddIr), nullptr, 0);
+  auto model = openvino_api::read_model(runtime, kAddIr, std::strlen(kAddIr), nullptr, 0);
   ASSERT_TRUE(model.ok()) << model.failure().message;
   // f32 precision explicitly (the CPU plugin may default to bf16), which also passes a property
   // through the variadic ov_core_compile_model across the MinGW/MSVC boundary.
-  auto compiled = ov::compile_model(runtime, model->get(), "CPU", {{"INFERENCE_PRECISION_HINT", "f32"}});
+  auto compiled = openvino_api::compile_model(runtime, model->get(), "CPU", {{"INFERENCE_PRECISION_HINT", "f32"}});
   ASSERT_TRUE(compiled.ok()) << compiled.failure().message;
 
-  auto inputs = ov::input_ports(runtime, compiled->get());
+  auto inputs = openvino_api::input_ports(runtime, compiled->get());
   ASSERT_TRUE(inputs.ok()) << inputs.failure().message;
   ASSERT_EQ(inputs->size(), 2u);
   EXPECT_EQ(inputs->at(0).name, "a");
-  EXPECT_EQ(inputs->at(0).type, ov::ElementType::kF32);
+  EXPECT_EQ(inputs->at(0).type, openvino_api::ElementType::kF32);
   EXPECT_EQ(inputs->at(0).shape_text(), "[2,2]");
-  auto outputs = ov::output_ports(runtime, compiled->get());
+  auto outputs = openvino_api::output_ports(runtime, compiled->get());
   ASSERT_TRUE(outputs.ok()) << outputs.failure().message;
   ASSERT_EQ(outputs->size(), 1u);
   EXPECT_EQ(outputs->at(0).shape_text(), "[2,2]");
 
-  auto request = ov::create_infer_request(runtime, compiled->get());
+  auto request = openvino_api::create_infer_request(runtime, compiled->get());
   ASSERT_TRUE(request.ok()) << request.failure().message;
   float a[4] = {1.5f, -2.0f, 3.25f, 100.0f};
   float b[4] = {0.5f, 2.0f, -1.25f, 0.125f};
   float sum[4] = {-1.0f, -1.0f, -1.0f, -1.0f};
   const int64_t dims[2] = {2, 2};
-  auto a_tensor = ov::wrap_host_memory(runtime, ov::ElementType::kF32, dims, 2, a);
-  auto b_tensor = ov::wrap_host_memory(runtime, ov::ElementType::kF32, dims, 2, b);
-  auto sum_tensor = ov::wrap_host_memory(runtime, ov::ElementType::kF32, dims, 2, sum);
+  auto a_tensor = openvino_api::wrap_host_memory(runtime, openvino_api::ElementType::kF32, dims, 2, a);
+  auto b_tensor = openvino_api::wrap_host_memory(runtime, openvino_api::ElementType::kF32, dims, 2, b);
+  auto sum_tensor = openvino_api::wrap_host_memory(runtime, openvino_api::ElementType::kF32, dims, 2, sum);
   ASSERT_TRUE(a_tensor.ok() && b_tensor.ok() && sum_tensor.ok());
-  ASSERT_TRUE(ov::set_input(runtime, request->get(), 0, a_tensor->get()).ok());
-  ASSERT_TRUE(ov::set_input(runtime, request->get(), 1, b_tensor->get()).ok());
-  ASSERT_TRUE(ov::set_output(runtime, request->get(), 0, sum_tensor->get()).ok());
-  auto ran = ov::infer(runtime, request->get());
+  ASSERT_TRUE(openvino_api::set_input(runtime, request->get(), 0, a_tensor->get()).ok());
+  ASSERT_TRUE(openvino_api::set_input(runtime, request->get(), 1, b_tensor->get()).ok());
+  ASSERT_TRUE(openvino_api::set_output(runtime, request->get(), 0, sum_tensor->get()).ok());
+  auto ran = openvino_api::infer(runtime, request->get());
   ASSERT_TRUE(ran.ok()) << ran.failure().message;
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(sum[i], a[i] + b[i]) << "element " << i;
 
   // Again with new numbers in the same memory: the request reads the caller's memory each time.
   a[3] = -7.5f;
-  ASSERT_TRUE(ov::infer(runtime, request->get()).ok());
+  ASSERT_TRUE(openvino_api::infer(runtime, request->get()).ok());
   EXPECT_FLOAT_EQ(sum[3], -7.375f);
 }
 

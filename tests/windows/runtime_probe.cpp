@@ -19,7 +19,7 @@ void copy_out(const std::string& text, char* out, size_t size) {
 // code, or -1 when it has none.
 extern "C" __declspec(dllexport) int eov_probe_load_runtime(char* out, size_t size) {
   using executorch_openvino::Outcome;
-  using executorch_openvino::ov::Runtime;
+  using executorch_openvino::openvino_api::Runtime;
   Outcome<Runtime*> runtime = Runtime::instance();
   if (!runtime.ok()) {
     copy_out(runtime.failure().message, out, size);

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 MAGIC = b"EOVB"
 MAJOR_VERSION = 1
-MINOR_VERSION = 4  # 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds
+# 1.1 added precompiled models, 1.2 input arguments, 1.3 named weights, 1.4 input bounds, 1.5 grown caches.
+MINOR_VERSION = 5
 # A writer sets the minor version of the newest kind it writes, so older readers take what they can read.
-_MINOR_OF_KIND = {3: 1, 6: 2, 7: 3, 8: 4}
+_MINOR_OF_KIND = {3: 1, 6: 2, 7: 3, 8: 4, 9: 5}
 PAYLOAD_ALIGNMENT = 64
 # Flags a reader must know to use the blob (it refuses bits it does not know).
 FLAG_NAMED_WEIGHTS = 1  # the weights are in the program's named data (SECTION_NAMED_WEIGHTS)
@@ -26,6 +27,7 @@ SECTION_PRECOMPILED = 3
 SECTION_INPUT_ARGUMENTS = 6
 SECTION_NAMED_WEIGHTS = 7
 SECTION_INPUT_BOUNDS = 8
+SECTION_GROWN_CACHES = 9
 
 _HEADER = struct.Struct("<4sHHIIQII")  # magic, major, minor, header size, count, total size, flags, crc
 _ENTRY = struct.Struct("<IIQQ")  # kind, crc, offset, length
@@ -175,12 +177,28 @@ def _parse_input_bounds(payload: bytes) -> tuple:
     return bounds
 
 
+_GROWN_CACHES = struct.Struct("<II")  # count, zero
+
+
+def _grown_caches_payload(count: int) -> bytes:
+    if not 0 < count < 2**32:
+        raise ValueError(f"a blob counts 1 or more grown KV caches, got {count}")
+    return _GROWN_CACHES.pack(count, 0)
+
+
+def _parse_grown_caches(payload: bytes) -> int:
+    if len(payload) != _GROWN_CACHES.size or not _GROWN_CACHES.unpack_from(payload)[0]:
+        raise ValueError("grown caches section is malformed")
+    return _GROWN_CACHES.unpack_from(payload)[0]
+
+
 def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[PrecompiledModel] | tuple = (),
                input_arguments: InputArguments | None = None, named_weights: NamedWeights | None = None,
-               input_bounds=()) -> bytes:
+               input_bounds=(), grown_caches: int = 0) -> bytes:
     """Packs an OpenVINO IR (the .xml text and the .bin weights, or where in the program's named
     data the weights are), any models precompiled for named devices, which call inputs the IR
-    reads (None: all, in order) and the values IR inputs may take (InputBound, by input) into a
+    reads (None: all, in order), the values IR inputs may take (InputBound, by input) and how many
+    of its KV caches grow with the conversation (ir_passes/grown_cache.py; 0: none) into a
     delegate blob."""
     if not ir_xml:
         raise ValueError("the IR XML is empty")
@@ -198,6 +216,8 @@ def build_blob(ir_xml: bytes, ir_weights: bytes = b"", precompiled: list[Precomp
         sections.append((SECTION_INPUT_ARGUMENTS, _input_arguments_payload(input_arguments)))
     if input_bounds:
         sections.append((SECTION_INPUT_BOUNDS, _input_bounds_payload(input_bounds)))
+    if grown_caches:
+        sections.append((SECTION_GROWN_CACHES, _grown_caches_payload(grown_caches)))
     header_size = _HEADER.size + _ENTRY.size * len(sections)
 
     offset = _align(header_size)
@@ -230,6 +250,7 @@ class ParsedBlob:
     input_arguments: InputArguments | None = None  # None: the IR reads every call input, in order
     named_weights: NamedWeights | None = None  # set: the weights are in named data, ir_weights is empty
     input_bounds: tuple = ()  # InputBound per bounded IR input, by input
+    grown_caches: int = 0  # how many KV caches grow with the conversation; 0: none said
 
 
 def parse_blob(data: bytes) -> ParsedBlob:
@@ -267,6 +288,8 @@ def parse_blob(data: bytes) -> ParsedBlob:
             payloads[kind] = _parse_named_weights(payload)
         elif kind == SECTION_INPUT_BOUNDS:
             payloads[kind] = _parse_input_bounds(payload)
+        elif kind == SECTION_GROWN_CACHES:
+            payloads[kind] = _parse_grown_caches(payload)
         else:
             payloads[kind] = payload
     if not payloads.get(SECTION_IR_XML):
@@ -277,4 +300,4 @@ def parse_blob(data: bytes) -> ParsedBlob:
         raise ValueError("the blob holds weights and also names weights in named data")
     return ParsedBlob(minor, payloads[SECTION_IR_XML], payloads.get(SECTION_IR_WEIGHTS, b""), precompiled,
                       payloads.get(SECTION_INPUT_ARGUMENTS), payloads.get(SECTION_NAMED_WEIGHTS),
-                      payloads.get(SECTION_INPUT_BOUNDS, ()))
+                      payloads.get(SECTION_INPUT_BOUNDS, ()), payloads.get(SECTION_GROWN_CACHES, 0))

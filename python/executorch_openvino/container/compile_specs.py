@@ -124,17 +124,25 @@ def check_precision(precision: Optional[str], what: str) -> Optional[str]:
     return word
 
 
+def _computes_on_cpu(device: str) -> bool:
+    """The CPU, or a virtual device that may pick it (all but BATCH, which batches for GPUs only)."""
+    virtual = ":" in device or device in ("AUTO", "HETERO", "MULTI", "BATCH")
+    return device == "CPU" or device.startswith("CPU.") or (virtual and not device.startswith("BATCH"))
+
+
 def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None) -> Dict[str, str]:
     """The properties the runtime library compiles with when nothing overrides them at load time:
-    the program's own plus the library's defaults (src/delegate/compile_options.cpp,
-    apply_defaults). A precompiled model must be compiled with exactly these to be used."""
+    the program's own plus the library's defaults (src/delegate/options/compile_options.cpp:
+    apply_defaults, then compilation_properties). A precompiled model must be compiled with exactly
+    these to be used. Written again here because export runs where the library may not be loaded;
+    tests/python/container/test_load_time_properties.py holds the two equal."""
     result = dict(properties)
     result.setdefault("PERFORMANCE_HINT", "LATENCY")
     if precision == "exact":
         result[_HINT] = "f32"
     elif precision == "fast":
         result.pop(_HINT, None)  # the device's own default
-    elif device == "CPU" or device.startswith(("CPU.", "AUTO", "HETERO", "MULTI")):
+    elif _computes_on_cpu(device):
         result.setdefault(_HINT, "f32")
     for loading_only in ("CACHE_DIR", "ENABLE_MMAP"):
         result.pop(loading_only, None)

@@ -18,10 +18,7 @@ def write(lowering, edge_program: ExportedProgram, options: ExportOptions) -> Pr
     xml, weights = serialize(lowering.model, compress_to_fp16=options.compress_to_fp16)
     precompiled = [precompile(xml, weights, device, options.properties, options.precision) for device in options.precompile]
     tag = named_weights.file_tag(edge_program)
-    if tag is None or not weights:
-        return PreprocessResult(processed_bytes=build_blob(xml, weights, precompiled, lowering.arguments,
-                                                           input_bounds=lowering.bounds))
-    where, store = named_weights.store(weights, tag)
-    return PreprocessResult(processed_bytes=build_blob(xml, b"", precompiled, lowering.arguments, where,
-                                                       lowering.bounds),
-                            data_store_output=store)
+    where, store = named_weights.store(weights, tag) if tag is not None and weights else (None, None)
+    blob = build_blob(xml, weights if where is None else b"", precompiled, lowering.arguments, where, lowering.bounds,
+                      lowering.grown_caches)
+    return PreprocessResult(processed_bytes=blob, data_store_output=store)

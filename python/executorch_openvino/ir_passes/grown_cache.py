@@ -40,22 +40,14 @@ from typing import List
 
 import numpy as np
 
+# The names the runtime library looks for, which tests also import from here.
+from ..container.ir_names import CACHE_POSITION_INPUT, GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE  # noqa: F401
 from . import index_bounds
 from .ir_reading import before_index_put_wrap, constant_values, permutation, source
 from .ir_reading import variable as new_variable
 from .lowering import Lowering
 
 logger = logging.getLogger(__name__)
-
-# Also in src/delegate/compiled_method.cpp. OpenVINO's C API reports one name of a port, the first in
-# sort order, and the CPU plugin merges the names of converts after an input into it ("81"): the
-# leading "!" sorts before digits and letters.
-CACHE_POSITION_INPUT = "!executorch_openvino.cache_position"
-# Also in src/delegate/compiled_method.cpp. The grown caches' variables are named with this prefix so
-# the runtime knows which to cut on a rollback, and one more variable counts the positions they hold
-# (so the runtime reads a number, not the caches, to learn where the conversation stands).
-GROWN_VARIABLE_PREFIX = "executorch_openvino.grown/"
-LENGTH_VARIABLE = "executorch_openvino.length"
 
 
 class _StaticCache:
@@ -250,6 +242,7 @@ def grow_caches(lowering: Lowering) -> None:
     model.set_rt_info(str(caches[0].read.get_output_element_type(0).get_type_name()),
                       ["runtime_options", "KV_CACHE_PRECISION"])
     model.validate_nodes_and_infer_types()
+    lowering.grown_caches = len(caches)  # the blob says so: the runtime may run them paged
     logger.info("%d KV cache(s) grow with the conversation", len(caches))
 
 

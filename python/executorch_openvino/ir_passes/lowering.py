@@ -21,3 +21,4 @@ class Lowering:
     options: ExportOptions = ExportOptions()
     arguments: Optional[InputArguments] = None  # which call inputs the IR reads (None: all of them)
     bounds: Tuple[InputBound, ...] = ()  # the values each input may hold, checked at run time
+    grown_caches: int = 0  # KV caches rewritten to grow with the conversation (grown_cache.py)

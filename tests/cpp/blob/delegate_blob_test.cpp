@@ -39,6 +39,9 @@ constexpr uint32_t kGoldenNamedWeightsCrc = 0x4f7ad705;
 constexpr uint32_t kInputBoundsKind = static_cast<uint32_t>(SectionKind::kInputBounds);
 // Pinned in tests/python/container/test_blob_format.py too (GOLDEN_INPUT_BOUNDS_CRC).
 constexpr uint32_t kGoldenInputBoundsCrc = 0x49cdeadf;
+constexpr uint32_t kGrownCachesKind = static_cast<uint32_t>(SectionKind::kGrownCaches);
+// Pinned in tests/python/container/test_blob_format.py too (GOLDEN_GROWN_CACHES_CRC).
+constexpr uint32_t kGoldenGrownCachesCrc = 0x555fd50b;
 constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
 
 // ---- little-endian access to raw bytes ----
@@ -146,7 +149,7 @@ class DelegateBlobTest : public ::testing::Test {
  protected:
   const std::string xml_ = "<?xml version=\"1.0\"?>\n<net name=\"test\" version=\"11\"><layers/><edges/></net>\n";
   const std::vector<uint8_t> weights_ = make_weights(1000);
-  const std::vector<uint8_t> blob_ = build(xml_, weights_);
+  const std::vector<uint8_t> blob_ = build({xml_, weights_});
 
   static std::vector<uint8_t> make_weights(size_t n) {
     std::vector<uint8_t> w(n);
@@ -156,6 +159,18 @@ class DelegateBlobTest : public ::testing::Test {
 
   // Where build() put each payload (entry 0 is the XML, entry 1 the weights).
   uint64_t payload_offset(size_t entry) const { return get(blob_, entry_at(entry) + kEntryOffsetOffset, 8); }
+
+  // A version 1.`minor` blob of the XML and, after it, one section of `kind` per payload, each 128
+  // bytes after the one before (payloads of up to 128 bytes), parsed.
+  ParseResult with_sections(uint16_t minor, uint32_t kind, const std::vector<std::vector<uint8_t>>& payloads) const {
+    Layout layout{1, minor, 0, {Section{kXmlKind, 128, bytes_of(xml_)}}};
+    uint64_t offset = (128 + xml_.size() + 63) / 64 * 64;
+    for (const std::vector<uint8_t>& payload : payloads) {
+      layout.sections.push_back(Section{kind, offset, payload});
+      offset += 128;
+    }
+    return parse_bytes(serialise(layout));
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -170,7 +185,7 @@ TEST_F(DelegateBlobTest, RoundTripsTheXmlAndTheWeights) {
 }
 
 TEST_F(DelegateBlobTest, RoundTripsAModelWithoutWeights) {
-  const std::vector<uint8_t> blob = build(xml_, {});
+  const std::vector<uint8_t> blob = build({xml_, {}});
   const ParseResult result = parse_bytes(blob);
   ASSERT_TRUE(succeeds(result));
   EXPECT_EQ(text_of(result.blob->ir_xml), xml_);
@@ -183,7 +198,7 @@ TEST_F(DelegateBlobTest, RoundTripsXmlOfEveryLengthAroundTheAlignment) {
     const std::string xml(length, 'x');
     for (size_t weights : {size_t{0}, size_t{1}, size_t{64}, size_t{65}}) {
       const std::vector<uint8_t> w = make_weights(weights);
-      const std::vector<uint8_t> blob = build(xml, w);
+      const std::vector<uint8_t> blob = build({xml, w});
       const ParseResult result = parse_bytes(blob);
       ASSERT_TRUE(succeeds(result));
       ASSERT_EQ(text_of(result.blob->ir_xml), xml);
@@ -194,7 +209,7 @@ TEST_F(DelegateBlobTest, RoundTripsXmlOfEveryLengthAroundTheAlignment) {
 
 TEST_F(DelegateBlobTest, PlacesEveryPayloadAtAMultipleOf64) {
   for (size_t length : {1, 17, 63, 64, 65, 200}) {
-    const std::vector<uint8_t> blob = build(std::string(length, 'x'), make_weights(length));
+    const std::vector<uint8_t> blob = build({std::string(length, 'x'), make_weights(length)});
     const ParseResult result = parse_bytes(blob);
     ASSERT_TRUE(succeeds(result));
     EXPECT_EQ(static_cast<size_t>(result.blob->ir_xml.data - blob.data()) % kPayloadAlignment, 0u);
@@ -248,7 +263,7 @@ TEST_F(DelegateBlobTest, BuildsTheGoldenBytesSharedWithThePythonWriter) {
   for (size_t i = 0; i < golden_hex.size(); i += 2) {
     golden.push_back(static_cast<uint8_t>(std::stoul(golden_hex.substr(i, 2), nullptr, 16)));
   }
-  EXPECT_EQ(build("<net/>", {1, 2, 3}), golden);
+  EXPECT_EQ(build({"<net/>", {1, 2, 3}}), golden);
 }
 
 // The hand-made blobs below are only meaningful if the serialiser agrees with build().
@@ -381,7 +396,7 @@ TEST_F(DelegateBlobTest, RefusesEveryTruncationWithoutReadingPastTheEnd) {
 }
 
 TEST_F(DelegateBlobTest, RefusesEveryTruncationOfAModelWithoutWeights) {
-  const std::vector<uint8_t> blob = build(xml_, {});
+  const std::vector<uint8_t> blob = build({xml_, {}});
   for (size_t length = 0; length < blob.size(); ++length) {
     std::unique_ptr<uint8_t[]> prefix(new uint8_t[length]);
     if (length > 0) std::memcpy(prefix.get(), blob.data(), length);
@@ -582,7 +597,7 @@ TEST_F(DelegateBlobTest, RoundTripsPrecompiledModels) {
       {"CPU", "2026.4.1-x", {{"INFERENCE_PRECISION_HINT", "f32"}, {"PERFORMANCE_HINT", "LATENCY"}}, {9, 8, 7}},
       {"GPU", "2026.4.1-x", {}, std::vector<uint8_t>(100, 5)},
   };
-  const std::vector<uint8_t> blob = build(xml_, weights_, models);
+  const std::vector<uint8_t> blob = build({xml_, weights_, models});
   const ParseResult result = parse_bytes(blob);
   ASSERT_TRUE(succeeds(result));
   ASSERT_EQ(result.blob->precompiled.size(), 2u);
@@ -598,31 +613,31 @@ TEST_F(DelegateBlobTest, RoundTripsPrecompiledModels) {
 // Pinned in tests/python/container/test_blob_format.py too: both writers lay out precompiled models alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenPrecompiledBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob =
-      build("<net/>", {1, 2, 3},
+      build({"<net/>", {1, 2, 3},
             {{"CPU", "2026.4.1-x", {{"INFERENCE_PRECISION_HINT", "f32"}, {"PERFORMANCE_HINT", "LATENCY"}},
-              {'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'}}});
+              {'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'}}}});
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenPrecompiledCrc) << "size " << blob.size();
 }
 
 // Pinned in tests/python/container/test_blob_format.py too: both writers lay out input arguments alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenInputArgumentsBytesSharedWithThePythonWriter) {
-  const std::vector<uint8_t> blob = build("<net/>", {1, 2, 3}, {}, InputArguments{5, {0, 2, 4}});
+  const std::vector<uint8_t> blob = build({"<net/>", {1, 2, 3}, {}, InputArguments{5, {0, 2, 4}}});
   EXPECT_EQ(blob.size(), 276u);
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenInputArgumentsCrc);
 }
 
 TEST_F(DelegateBlobTest, RoundTripsInputArgumentsAndTheirAbsence) {
-  ParseResult with = parse_bytes(build(xml_, weights_, {}, InputArguments{16, {0, 2, 3, 4, 5}}));
+  ParseResult with = parse_bytes(build({xml_, weights_, {}, InputArguments{16, {0, 2, 3, 4, 5}}}));
   ASSERT_TRUE(succeeds(with));
   EXPECT_EQ(with.blob->minor_version, 2);
   ASSERT_TRUE(with.blob->input_arguments.has_value());
   EXPECT_EQ(with.blob->input_arguments->call_inputs, 16u);
   EXPECT_EQ(with.blob->input_arguments->of_ir_input, (std::vector<uint32_t>{0, 2, 3, 4, 5}));
-  ParseResult none_read = parse_bytes(build(xml_, weights_, {}, InputArguments{2, {}}));
+  ParseResult none_read = parse_bytes(build({xml_, weights_, {}, InputArguments{2, {}}}));
   ASSERT_TRUE(succeeds(none_read));
   ASSERT_TRUE(none_read.blob->input_arguments.has_value());  // reads no input: not "every input"
   EXPECT_TRUE(none_read.blob->input_arguments->of_ir_input.empty());
-  ParseResult without = parse_bytes(build(xml_, weights_));
+  ParseResult without = parse_bytes(build({xml_, weights_}));
   ASSERT_TRUE(succeeds(without));
   EXPECT_FALSE(without.blob->input_arguments.has_value());
 }
@@ -651,14 +666,14 @@ TEST_F(DelegateBlobTest, RefusesMalformedInputArgumentsSections) {
 
 // Pinned in tests/python/container/test_blob_format.py too: both writers lay out named weights alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenNamedWeightsBytesSharedWithThePythonWriter) {
-  const std::vector<uint8_t> blob = build("<net/>", {}, {}, std::nullopt, NamedWeights{"weights.k", 3, 0x55bc801d});
+  const std::vector<uint8_t> blob = build({"<net/>", {}, {}, std::nullopt, NamedWeights{"weights.k", 3, 0x55bc801d}});
   EXPECT_EQ(blob.size(), 217u);
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenNamedWeightsCrc);
 }
 
 TEST_F(DelegateBlobTest, RoundTripsNamedWeightsWithTheirFlag) {
   const std::vector<uint8_t> blob =
-      build(xml_, {}, {}, InputArguments{2, {1}}, NamedWeights{"executorch_openvino.weights.ab", 1u << 30, 7});
+      build({xml_, {}, {}, InputArguments{2, {1}}, NamedWeights{"executorch_openvino.weights.ab", 1u << 30, 7}});
   EXPECT_EQ(get(blob, kFlagsOffset, 4), kFlagNamedWeights);
   ParseResult parsed = parse_bytes(blob);
   ASSERT_TRUE(succeeds(parsed));
@@ -708,14 +723,14 @@ TEST_F(DelegateBlobTest, RefusesMalformedNamedWeightsSections) {
 // Pinned in tests/python/container/test_blob_format.py too: both writers lay out input bounds alike.
 TEST_F(DelegateBlobTest, BuildsTheGoldenInputBoundsBytesSharedWithThePythonWriter) {
   const std::vector<uint8_t> blob =
-      build("<net/>", {1, 2, 3}, {}, std::nullopt, std::nullopt, {{0, 0, 96}, {2, -4096, 4096}});
+      build({"<net/>", {1, 2, 3}, {}, std::nullopt, std::nullopt, {{0, 0, 96}, {2, -4096, 4096}}});
   EXPECT_EQ(blob.size(), 312u);
   EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenInputBoundsCrc);
 }
 
 TEST_F(DelegateBlobTest, RoundTripsInputBoundsAndTheirAbsence) {
-  ParseResult with = parse_bytes(build(xml_, weights_, {}, InputArguments{4, {0, 1, 3}}, std::nullopt,
-                                       {{0, 0, 96}, {2, INT64_MIN, INT64_MAX}}));
+  ParseResult with = parse_bytes(build({xml_, weights_, {}, InputArguments{4, {0, 1, 3}}, std::nullopt,
+                                       {{0, 0, 96}, {2, INT64_MIN, INT64_MAX}}}));
   ASSERT_TRUE(succeeds(with));
   EXPECT_EQ(with.blob->minor_version, 4);
   ASSERT_EQ(with.blob->input_bounds.size(), 2u);
@@ -726,7 +741,7 @@ TEST_F(DelegateBlobTest, RoundTripsInputBoundsAndTheirAbsence) {
   EXPECT_EQ(with.blob->input_bounds[1].low, INT64_MIN);
   EXPECT_EQ(with.blob->input_bounds[1].high, INT64_MAX);
   EXPECT_TRUE(with.blob->input_arguments.has_value());
-  EXPECT_TRUE(parse_bytes(build(xml_, weights_)).blob->input_bounds.empty());
+  EXPECT_TRUE(parse_bytes(build({xml_, weights_})).blob->input_bounds.empty());
 }
 
 TEST_F(DelegateBlobTest, RefusesMalformedInputBoundsSections) {
@@ -744,15 +759,8 @@ TEST_F(DelegateBlobTest, RefusesMalformedInputBoundsSections) {
     }
     return p;
   };
-  const uint64_t after_xml = (128 + xml_.size() + 63) / 64 * 64;
   auto with = [&](const std::vector<std::vector<uint8_t>>& payloads) {
-    Layout layout{1, 4, 0, {Section{kXmlKind, 128, bytes_of(xml_)}}};
-    uint64_t offset = after_xml;
-    for (const std::vector<uint8_t>& payload : payloads) {
-      layout.sections.push_back(Section{kInputBoundsKind, offset, payload});
-      offset += 128;
-    }
-    return parse_bytes(serialise(layout));
+    return with_sections(4, kInputBoundsKind, payloads);
   };
   EXPECT_TRUE(succeeds(with({bounds(2, {{0, 0, 5}, {3, -1, 1}})})));
   EXPECT_TRUE(fails_with(with({{1, 0, 0}}), "not a count and a list of 24-byte bounds"));
@@ -760,6 +768,45 @@ TEST_F(DelegateBlobTest, RefusesMalformedInputBoundsSections) {
   EXPECT_TRUE(fails_with(with({bounds(2, {{3, 0, 5}, {3, -1, 1}})}), "bounds input 3 after input 3"));
   EXPECT_TRUE(fails_with(with({bounds(1, {{0, 5, 5}})}), "to an empty range [5, 5)"));
   EXPECT_TRUE(fails_with(with({bounds(1, {{0, 0, 5}}), bounds(1, {{1, 0, 5}})}), "more than one input bounds section"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grown caches (1.5)
+
+// Pinned in tests/python/container/test_blob_format.py too: both writers say it alike.
+TEST_F(DelegateBlobTest, BuildsTheGoldenGrownCachesBytesSharedWithThePythonWriter) {
+  const std::vector<uint8_t> blob = build({"<net/>", {1, 2, 3}, {}, std::nullopt, std::nullopt, {}, 3});
+  EXPECT_EQ(blob.size(), 264u);
+  EXPECT_EQ(crc32(blob.data(), blob.size()), kGoldenGrownCachesCrc);
+}
+
+// A blob written before 1.5 (no such section) reads as saying nothing: the runtime then runs its
+// caches as exported under attention=auto (docs/delegate-blob-format.md).
+TEST_F(DelegateBlobTest, RoundTripsGrownCachesAndTheirAbsence) {
+  ParseResult with = parse_bytes(build({xml_, weights_, {}, InputArguments{4, {0, 1, 3}}, std::nullopt, {}, 12}));
+  ASSERT_TRUE(succeeds(with));
+  EXPECT_EQ(with.blob->minor_version, 5);
+  EXPECT_EQ(with.blob->grown_caches, 12u);
+  EXPECT_TRUE(with.blob->input_arguments.has_value());
+  ParseResult without = parse_bytes(build({xml_, weights_, {}, InputArguments{4, {0, 1, 3}}}));
+  ASSERT_TRUE(succeeds(without));
+  EXPECT_EQ(without.blob->minor_version, 2);
+  EXPECT_EQ(without.blob->grown_caches, 0u);
+}
+
+TEST_F(DelegateBlobTest, RefusesMalformedGrownCachesSections) {
+  auto grown = [](uint32_t count) {
+    std::vector<uint8_t> p(8, 0);
+    put(p, 0, count, 4);
+    return p;
+  };
+  auto with = [&](const std::vector<std::vector<uint8_t>>& payloads) {
+    return with_sections(5, kGrownCachesKind, payloads);
+  };
+  EXPECT_TRUE(succeeds(with({grown(2)})));
+  EXPECT_TRUE(fails_with(with({{2, 0, 0, 0}}), "grown caches section 1 (kind 9) is 4 bytes, not a count and a zero"));
+  EXPECT_TRUE(fails_with(with({grown(0)}), "counts no caches"));
+  EXPECT_TRUE(fails_with(with({grown(1), grown(1)}), "more than one grown caches section"));
 }
 
 TEST_F(DelegateBlobTest, RefusesMalformedPrecompiledSections) {

@@ -27,8 +27,8 @@ constexpr char kPlantedVersion[] = "2023.3.0-13775-stand-in";  // the old_versio
 
 std::string reported_version(void* get_version) {
   if (get_version == nullptr) return "<no ov_get_openvino_version>";
-  ov::Version version{nullptr, nullptr};
-  if (reinterpret_cast<ov::ov_get_openvino_version_fn>(get_version)(&version) != ov::kOk ||
+  openvino_api::Version version{nullptr, nullptr};
+  if (reinterpret_cast<openvino_api::ov_get_openvino_version_fn>(get_version)(&version) != openvino_api::kOk ||
       version.build_number == nullptr) {
     return "<ov_get_openvino_version failed>";
   }

@@ -14,7 +14,7 @@
 #include "openvino_api/ov_c_api.h"
 #include "openvino_api/symbol_table.h"
 
-namespace ours = executorch_openvino::ov;
+namespace ours = executorch_openvino::openvino_api;
 
 namespace {
 

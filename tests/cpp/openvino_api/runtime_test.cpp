@@ -13,7 +13,7 @@
 
 #include "openvino_api/objects.h"
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 namespace fs = std::filesystem;
@@ -141,4 +141,4 @@ TEST(RuntimeInstanceTest, ConcurrentFirstUseLoadsOneRuntimeWithOneCore) {
 }
 
 }  // namespace
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

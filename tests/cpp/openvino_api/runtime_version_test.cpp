@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace executorch_openvino::ov {
+namespace executorch_openvino::openvino_api {
 namespace {
 
 TEST(RuntimeVersionTest, ParsesReleaseBuildNumbers) {
@@ -67,4 +67,4 @@ TEST(ElementCodesTest, CodesMapBackToTheirTypes) {
 }
 
 }  // namespace
-}  // namespace executorch_openvino::ov
+}  // namespace executorch_openvino::openvino_api

@@ -35,7 +35,7 @@ EXECUTORCH_OPENVINO_REQUIRED_SYMBOLS(STAND_IN_STUB)
 #undef ov_tensor_get_byte_size
 #undef ov_tensor_free
 
-namespace ov = executorch_openvino::ov;
+namespace openvino_api = executorch_openvino::openvino_api;
 
 namespace {
 struct StandInTensor {
@@ -57,23 +57,23 @@ size_t element_bytes(int code) {
 
 extern "C" {
 
-int ov_get_openvino_version(ov::Version* version) {
+int ov_get_openvino_version(openvino_api::Version* version) {
   version->build_number = STAND_IN_VERSION;
   version->description = "stand-in";
   return 0;
 }
 
-void ov_version_free(ov::Version* version) { version->build_number = nullptr; }
+void ov_version_free(openvino_api::Version* version) { version->build_number = nullptr; }
 
-int ov_tensor_create_from_host_ptr(int type, ov::Shape shape, void* host, ov::ov_tensor** tensor) {
+int ov_tensor_create_from_host_ptr(int type, openvino_api::Shape shape, void* host, openvino_api::ov_tensor** tensor) {
   if (host == nullptr || tensor == nullptr) return -14;
   int64_t elements = 1;
   for (int64_t i = 0; i < shape.rank; ++i) elements *= shape.dims[i];
-  *tensor = reinterpret_cast<ov::ov_tensor*>(new StandInTensor{type, elements});
+  *tensor = reinterpret_cast<openvino_api::ov_tensor*>(new StandInTensor{type, elements});
   return 0;
 }
 
-int ov_tensor_get_byte_size(const ov::ov_tensor* tensor, size_t* size) {
+int ov_tensor_get_byte_size(const openvino_api::ov_tensor* tensor, size_t* size) {
   const auto* t = reinterpret_cast<const StandInTensor*>(tensor);
   *size = element_bytes(t->element_code) * static_cast<size_t>(t->elements);
 #ifdef STAND_IN_WRONG_BYTE_SIZES
@@ -82,6 +82,6 @@ int ov_tensor_get_byte_size(const ov::ov_tensor* tensor, size_t* size) {
   return 0;
 }
 
-void ov_tensor_free(ov::ov_tensor* tensor) { delete reinterpret_cast<StandInTensor*>(tensor); }
+void ov_tensor_free(openvino_api::ov_tensor* tensor) { delete reinterpret_cast<StandInTensor*>(tensor); }
 
 }  // extern "C"

@@ -247,11 +247,46 @@ def test_input_bounds_are_written_in_input_order():
         build_blob(XML, WEIGHTS, input_bounds=(blob.InputBound(1, 0, 2), blob.InputBound(1, 0, 3)))
 
 
+# Pinned in tests/cpp/blob/delegate_blob_test.cpp too (kGoldenGrownCachesCrc).
+GOLDEN_GROWN_CACHES_CRC = 0x555FD50B
+
+
+def test_grown_caches_output_matches_the_bytes_the_cpp_writer_produces():
+    data = build_blob(b"<net/>", bytes([1, 2, 3]), grown_caches=3)
+    assert (len(data), zlib.crc32(data)) == (264, GOLDEN_GROWN_CACHES_CRC)
+    kind, _, offset, length = entry(data, 2)
+    assert (kind, length) == (blob.SECTION_GROWN_CACHES, 8) and u16(data, 6) == 5
+    assert struct.unpack_from("<II", data, offset) == (3, 0)
+
+
+def test_round_trips_grown_caches_and_their_absence():
+    """A blob without the section (every blob written before 1.5) says nothing: 0."""
+    parsed = parse_blob(build_blob(XML, WEIGHTS, input_bounds=BOUNDS, grown_caches=12))
+    assert (parsed.minor_version, parsed.grown_caches, parsed.input_bounds) == (5, 12, BOUNDS)
+    assert parse_blob(build_blob(XML, WEIGHTS, input_bounds=BOUNDS)).grown_caches == 0
+
+
+@pytest.mark.parametrize("count", [-1, 2**32])
+def test_a_count_of_grown_caches_fits_a_u32(count):
+    with pytest.raises(ValueError, match="grown KV caches"):
+        build_blob(XML, WEIGHTS, grown_caches=count)
+
+
+def test_a_grown_caches_section_counting_none_is_refused():
+    data = bytearray(build_blob(XML, WEIGHTS, grown_caches=1))
+    _, _, offset, length = entry(bytes(data), 2)
+    struct.pack_into("<I", data, offset, 0)  # then sealed again: only the count is wrong
+    struct.pack_into("<I", data, HEADER_SIZE + 2 * ENTRY_SIZE + 4, zlib.crc32(bytes(data[offset:offset + length])))
+    struct.pack_into("<I", data, 28, header_crc(bytes(data)))
+    with pytest.raises(ValueError, match="grown caches section is malformed"):
+        parse_blob(bytes(data))
+
+
 def test_module_constants_match_the_specification():
     assert blob.MAGIC == b"EOVB"
-    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 4)
+    assert (blob.MAJOR_VERSION, blob.MINOR_VERSION) == (1, 5)
     assert (blob.SECTION_INPUT_ARGUMENTS, blob.SECTION_NAMED_WEIGHTS, blob.FLAG_NAMED_WEIGHTS) == (6, 7, 1)
-    assert blob.SECTION_INPUT_BOUNDS == 8
+    assert (blob.SECTION_INPUT_BOUNDS, blob.SECTION_GROWN_CACHES) == (8, 9)
     assert blob.PAYLOAD_ALIGNMENT == ALIGNMENT
     assert (blob.SECTION_IR_XML, blob.SECTION_IR_WEIGHTS, blob.SECTION_PRECOMPILED) == (1, 2, 3)
 

@@ -1,6 +1,6 @@
 """KV caches rewritten to grow with the conversation (ir_passes/grown_cache.py),
 the form OpenVINO's CPU plugin runs as one fused attention-with-cache kernel; and what the runtime
-library does around it (src/delegate/compiled_method.cpp): position 0 starts a new conversation,
+library does around it (src/delegate/conversation/grown_conversation.cpp): position 0 starts a new conversation,
 and a call past the conversation is refused with a reason, never computed wrong.
 The exports are ir_passes/test_buffer_variables.py's (ExecuTorch's Llama, transformers' LlamaForCausalLM)."""
 
@@ -36,6 +36,7 @@ def test_the_caches_grow_and_one_input_carries_their_position(variant):
     variables = {v.get_info().variable_id: v.get_info().data_shape for v in ir.get_variables()}
     assert variables.pop(LENGTH_VARIABLE) == ov.PartialShape([1])  # the positions they hold
     assert len(variables) == 4
+    assert lowered(variant).grown_caches == 4  # the blob says so: the runtime may run them paged
     for name, shape in variables.items():  # the past only: its sequence axis is open
         assert name.startswith(GROWN_VARIABLE_PREFIX) and shape[2].is_dynamic, name
     named = [port for port in ir.inputs if CACHE_POSITION_INPUT in port.get_names()]

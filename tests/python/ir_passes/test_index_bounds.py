@@ -1,5 +1,5 @@
 """Inputs used as indices are checked before OpenVINO computes with them (ir_passes/index_bounds.py, blob
-section 8, src/delegate/input_bounds.cpp): eager PyTorch raises IndexError for a token id past the
+section 8, src/delegate/execution/input_bounds.cpp): eager PyTorch raises IndexError for a token id past the
 vocabulary or a position past a KV cache's context, while OpenVINO's Gather gives zeros for such an
 index and a cache that grows with the conversation grows past its context, so the delegate refuses
 the call with the reason, and a refused call changes nothing."""

@@ -1,7 +1,8 @@
 """attention=auto, the default: a language model whose KV caches grow runs with OpenVINO's paged
 attention where the state helper can rewrite it on the CPU, and as exported (grown) where a model cache
 is in use or the option says so. Each form computes eager's results; which one ran is read from the
-compiled models, and no model without grown caches is offered to the helper."""
+compiled models, and no model without grown caches is offered to the helper. Whether the caches grow
+is the blob's word (section 9, written by the exporter), not the IR's text."""
 
 from __future__ import annotations
 
@@ -73,8 +74,29 @@ def test_a_model_without_grown_caches_is_not_offered_to_the_helper(capfd):
     """The same Llama exported with its caches as inputs and outputs (stateful=False) has no grown caches:
     the default neither rewrites it nor says anything about attention."""
     case = lowered("dynamic_prompt", stateful=False)
+    assert case.grown_caches == 0  # the blob says nothing of growing caches
     capfd.readouterr()
     method = load(case.pte)
     assert method is not None
     assert all("attention" not in model for model in library.load().describe_compiled_models())
     assert "attention=" not in capfd.readouterr().err
+
+
+def test_auto_pages_a_model_because_its_blob_says_its_caches_grow(monkeypatch):
+    """The same export without the blob's grown-caches section, as a blob written before the format's
+    1.5 is, runs as exported under the default, and paged only when asked (attention=paged): the
+    runtime takes the exporter's word, not a search of the IR's text for the caches' names (which
+    would page it under the default too, the wrong variant this guards against)."""
+    from executorch_openvino.container import writer
+
+    build_blob = writer.build_blob
+    monkeypatch.setattr(writer, "build_blob", lambda *args: build_blob(*args[:6]))  # all but grown_caches
+    case = lowered.__wrapped__("dynamic_prompt")
+    method = load(case.pte)
+    assert attentions() == ["grown"]
+    _generates_as_eager(case, ours_of("dynamic_prompt", method))
+    del method
+    attentions()
+    with executorch_openvino.using_options(attention="paged"):
+        method = load(case.pte)
+        assert attentions() == ["paged"]

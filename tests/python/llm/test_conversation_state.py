@@ -1,4 +1,4 @@
-"""Conversation state under control (src/delegate/compiled_method.cpp with the state helper
+"""Conversation state under control (src/delegate/conversation/grown_conversation.cpp with the state helper
 libexecutorch_openvino_state): a call may start at any position up to the conversation's length,
 the positions from there on forgotten (regenerate, edit the last turn), with the fused attention
 kept; a prefix's state saved once and restored for later conversations (executorch_openvino.save_state);

@@ -1,6 +1,6 @@
 """attention=paged: a language model's grown KV caches run by OpenVINO's paged attention, the model
 rewritten at load by the state helper (src/openvino_state/paged_attention.cpp) and its caches held by
-the delegate (src/delegate/paged_caches.cpp). Every call equals eager PyTorch on its static cache;
+the delegate (src/delegate/conversation/paged_caches.cpp). Every call equals eager PyTorch on its static cache;
 going back is an ordinary call at an earlier position; a saved prefix is a copy of its blocks; a
 model the rewrite does not apply to runs as exported, and so does every model without the helper."""
 

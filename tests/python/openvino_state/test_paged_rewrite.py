@@ -15,11 +15,11 @@ import openvino as ov
 import pytest
 from openvino import opset13 as ops
 
+from executorch_openvino.container.ir_names import PAGED_MASK_OUTPUT as MASK_OUTPUT
 from executorch_openvino.runtime import openvino_discovery
 from llm_lowering import lowered
 
 OK, LEFT = 0, 2
-MASK_OUTPUT = "!executorch_openvino.computed_causal_mask"
 
 
 class _Paging(ctypes.Structure):

@@ -1,0 +1,47 @@
+// A model compiled for a device, with what the delegate reads off it once: its ports, the properties
+// OpenVINO reports back, and whether its attention runs paged. Immutable once made; shared by every
+// partition loaded from the same blob with the same options (compiled_model_cache.h).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/outcome.h"
+#include "delegate/compiling/aligned_bytes.h"
+#include "delegate/compiling/paged_model.h"
+#include "delegate/options/compile_options.h"
+#include "openvino_api/objects.h"
+#include "openvino_api/runtime.h"
+
+namespace executorch_openvino::delegate {
+
+struct CompiledModel {
+  // What the compiled model may read in place: the IR's weights (OpenVINO's CPU plugin uses some
+  // constants from them) or the imported model's bytes (import keeps pointing into them). Declared
+  // first so it is destroyed last.
+  AlignedBytes backing;
+  openvino_api::CompiledModelPtr model;
+  std::vector<openvino_api::PortInfo> inputs;
+  std::vector<openvino_api::PortInfo> outputs;
+  std::string device;
+  enum class Source { kIr, kPrecompiled, kModelCache, kUpstream } source = Source::kIr;
+  // "KEY=value" for the properties OpenVINO reports back (hint, threads, streams, precision,
+  // execution devices, profiling), for get_option-style diagnostics and tests.
+  std::string effective_properties;
+  bool profiling = false;
+  // Set when its attention runs paged (attention=paged or auto; paged_model.h): where its own inputs are.
+  std::optional<PagedLayout> paged;
+  // A paged model's causal mask when the model computes it: its last output, kept out of `outputs`
+  // (the program's) and read by the delegate after each call.
+  std::optional<openvino_api::PortInfo> computed_mask;
+};
+
+// A source's name in diagnostics: "ir", "precompiled", "cache", "upstream".
+const char* source_name(CompiledModel::Source source);
+
+// Fills in what is read off `result.model` once it is made: ports, paged layout, properties. A model
+// without outputs, or whose paged attention is not in the form this library makes, is refused.
+Status describe(openvino_api::Runtime& runtime, const CompileOptions& options, CompiledModel& result);
+
+}  // namespace executorch_openvino::delegate

@@ -1,0 +1,82 @@
+#include "delegate/conversation/paged_caches.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "common/causal_mask.h"
+
+namespace executorch_openvino::delegate {
+
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+
+Status check_causal_mask(const Tensor& mask, int64_t position) {
+  if (mask.scalar_type() != ScalarType::Bool || mask.dim() != 2) {
+    return Failure{FailureKind::kInvalidArgument, "the attention mask must be a boolean [positions, context] tensor"};
+  }
+  return check_causal_mask(mask.const_data_ptr<bool>(), mask.size(0), mask.size(1), position);
+}
+
+Status check_causal_mask(const bool* values, int64_t rows, int64_t columns, int64_t position) {
+  if (position + rows > columns) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "positions " + std::to_string(position) + " to " + std::to_string(position + rows - 1) +
+                       " do not fit the context of " + std::to_string(columns)};
+  }
+  if (std::optional<MaskCell> wrong = first_non_causal_cell(values, rows, columns, position)) {
+    return Failure{FailureKind::kInvalidArgument,
+                   "the attention mask is not causal at row " + std::to_string(wrong->row) + ", column " +
+                       std::to_string(wrong->column) + " (the call's first position is " + std::to_string(position) +
+                       "): with attention=paged the delegate computes causal attention only, so it refuses the "
+                       "call rather than ignore the mask; load with attention=grown for other masks"};
+  }
+  return ok_status();
+}
+
+Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
+                                                          const PagedLayout& layout) {
+  auto caches = std::make_unique<PagedCaches>();
+  for (size_t i = layout.first_cache; i < compiled.inputs.size(); ++i) {
+    const openvino_api::PortInfo& port = compiled.inputs[i];
+    std::vector<int64_t> dims = {layout.blocks};
+    for (size_t d = 1; d < port.dims.size(); ++d) dims.push_back(port.dims[d].max);
+    size_t bytes = openvino_api::element_size(port.type);
+    for (int64_t dimension : dims) bytes *= static_cast<size_t>(dimension);
+    Cache cache;
+    cache.input = i;
+    cache.memory = AlignedBytes::allocate(bytes);
+    cache.block_bytes = dims[0] > 0 ? bytes / static_cast<size_t>(dims[0]) : 0;
+    Outcome<openvino_api::TensorPtr> tensor =
+        openvino_api::wrap_host_memory(runtime, port.type, dims.data(), dims.size(), cache.memory.data.get());
+    if (!tensor.ok()) return tensor.failure();
+    cache.tensor = std::move(tensor).value();
+    caches->caches_.push_back(std::move(cache));
+  }
+  return caches;
+}
+
+Status PagedCaches::bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const {
+  for (const Cache& cache : caches_) {
+    if (Status bound = openvino_api::set_input(runtime, request, cache.input, cache.tensor.get()); !bound.ok()) return bound;
+  }
+  return ok_status();
+}
+
+PagedCaches::Snapshot PagedCaches::take(int64_t length) const {
+  Snapshot snapshot;
+  const size_t blocks = static_cast<size_t>((length + kPagedBlockSize - 1) / kPagedBlockSize);
+  for (const Cache& cache : caches_) {
+    const size_t bytes = std::min(blocks * cache.block_bytes, cache.memory.size);
+    snapshot.blocks.emplace_back(cache.memory.data.get(), cache.memory.data.get() + bytes);
+  }
+  return snapshot;
+}
+
+void PagedCaches::restore(const Snapshot& snapshot) {
+  for (size_t i = 0; i < caches_.size() && i < snapshot.blocks.size(); ++i) {
+    std::memcpy(caches_[i].memory.data.get(), snapshot.blocks[i].data(), snapshot.blocks[i].size());
+  }
+}
+
+}  // namespace executorch_openvino::delegate

@@ -1,0 +1,48 @@
+// A language model whose attention runs paged (delegate/compiling/paged_model.h): its caches are the
+// delegate's (paged_caches.h), bound once. A call at position p attends to the first p positions held
+// and writes the next ones, so going back is a call at an earlier position and starting anew one at
+// 0 (nothing is reset or copied); a call starting past the positions held is refused. Every call's
+// mask must be causal: checked before the call when the call gives it, after it when the model
+// computes it (one that is not then fails the call, which keeps only the positions before it).
+// Prefixes are copies of the blocks they fill.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "delegate/conversation/conversation.h"
+#include "delegate/conversation/paged_caches.h"
+
+namespace executorch_openvino::delegate {
+
+class PagedConversation final : public KeepsPrefixes<PagedCaches::Snapshot> {
+ public:
+  // The caches of `compiled` (laid out as `layout` says), allocated once.
+  static Outcome<std::unique_ptr<PagedConversation>> create(openvino_api::Runtime& runtime,
+                                                            const CompiledModel& compiled, const PagedLayout& layout,
+                                                            const CallInputs& inputs);
+
+  Status bind(openvino_api::ov_infer_request* request) override;
+  Outcome<Before> before_call(Arguments args, openvino_api::ov_infer_request* request) override;
+  Status after_call(const Status& inferred, openvino_api::ov_infer_request* request) override;
+
+ private:
+  PagedConversation(openvino_api::Runtime& runtime, const PagedLayout& layout, const CallInputs& inputs,
+                    std::unique_ptr<PagedCaches> caches)
+      : runtime_(runtime), layout_(layout), inputs_(inputs), caches_(std::move(caches)) {}
+  // A copy of the blocks that hold the positions so far.
+  Outcome<Prefix> take(openvino_api::ov_infer_request* request) override;
+  Status put_back(const Prefix& prefix, openvino_api::ov_infer_request* request) override;
+  // The mask the model computed for the call that just ran (its output): it must be causal.
+  Status check_computed_mask(openvino_api::ov_infer_request* request) const;
+
+  openvino_api::Runtime& runtime_;
+  PagedLayout layout_;
+  const CallInputs& inputs_;
+  std::unique_ptr<PagedCaches> caches_;
+  int64_t held_ = 0;   // positions the caches hold
+  int64_t start_ = 0;  // the call being run: its first position
+  int64_t end_ = 0;    // and the positions held once it succeeds
+};
+
+}  // namespace executorch_openvino::delegate
