@@ -19,40 +19,40 @@ T value_or_throw(Outcome<T> outcome, const std::string& what) {
 
 }  // namespace
 
-NativeRunner::NativeRunner(ov::Runtime& runtime, NativeModel model, const std::string& device,
-                           const std::vector<ov::Property>& properties, const std::vector<HostBuffer>& inputs,
+NativeRunner::NativeRunner(openvino_api::Runtime& runtime, NativeModel model, const std::string& device,
+                           const std::vector<openvino_api::Property>& properties, const std::vector<HostBuffer>& inputs,
                            const std::vector<HostBuffer>& outputs)
     : runtime_(runtime), model_(std::move(model)), inputs_(inputs), outputs_(outputs) {
   if (model_.imported) {
-    compiled_ = value_or_throw(ov::import_model(runtime, model_.bytes.data(), model_.bytes.size(), device, properties),
+    compiled_ = value_or_throw(openvino_api::import_model(runtime, model_.bytes.data(), model_.bytes.size(), device, properties),
                                "native: importing the exported model");
   } else {
-    const ov::ModelPtr read = value_or_throw(
-        ov::read_model(runtime, reinterpret_cast<const char*>(model_.xml.data()), model_.xml.size(),
+    const openvino_api::ModelPtr read = value_or_throw(
+        openvino_api::read_model(runtime, reinterpret_cast<const char*>(model_.xml.data()), model_.xml.size(),
                        model_.bytes.empty() ? nullptr : model_.bytes.data(), model_.bytes.size()),
         "native: reading the IR");
-    compiled_ = value_or_throw(ov::compile_model(runtime, read.get(), device, properties), "native: compiling");
+    compiled_ = value_or_throw(openvino_api::compile_model(runtime, read.get(), device, properties), "native: compiling");
   }
-  const size_t input_count = value_or_throw(ov::input_ports(runtime, compiled_.get()), "native").size();
-  const size_t output_count = value_or_throw(ov::output_ports(runtime, compiled_.get()), "native").size();
+  const size_t input_count = value_or_throw(openvino_api::input_ports(runtime, compiled_.get()), "native").size();
+  const size_t output_count = value_or_throw(openvino_api::output_ports(runtime, compiled_.get()), "native").size();
   if (input_count != inputs.size() || output_count != outputs.size()) {
     throw std::runtime_error("native: the model has " + std::to_string(input_count) + " inputs and " +
                              std::to_string(output_count) + " outputs, the folder " + std::to_string(inputs.size()) +
                              " and " + std::to_string(outputs.size()));
   }
-  request_ = value_or_throw(ov::create_infer_request(runtime, compiled_.get()), "native");
+  request_ = value_or_throw(openvino_api::create_infer_request(runtime, compiled_.get()), "native");
   // Bound once, as an application that reuses its buffers would: the timed call then does nothing
   // but infer, which is the floor the delegate is measured against.
   for (size_t i = 0; i < inputs_.size(); ++i) bound_.push_back(value_or_throw(wrap_and_set(inputs_[i], true, i), "native"));
   for (size_t i = 0; i < outputs_.size(); ++i) bound_.push_back(value_or_throw(wrap_and_set(outputs_[i], false, i), "native"));
 }
 
-Outcome<ov::TensorPtr> NativeRunner::wrap_and_set(const HostBuffer& buffer, bool is_input, size_t index) {
-  Outcome<ov::TensorPtr> tensor =
-      ov::wrap_host_memory(runtime_, buffer.type, buffer.dims.data(), buffer.dims.size(), buffer.data);
+Outcome<openvino_api::TensorPtr> NativeRunner::wrap_and_set(const HostBuffer& buffer, bool is_input, size_t index) {
+  Outcome<openvino_api::TensorPtr> tensor =
+      openvino_api::wrap_host_memory(runtime_, buffer.type, buffer.dims.data(), buffer.dims.size(), buffer.data);
   if (!tensor.ok()) return tensor;
-  const Status done = is_input ? ov::set_input(runtime_, request_.get(), index, tensor->get())
-                               : ov::set_output(runtime_, request_.get(), index, tensor->get());
+  const Status done = is_input ? openvino_api::set_input(runtime_, request_.get(), index, tensor->get())
+                               : openvino_api::set_output(runtime_, request_.get(), index, tensor->get());
   if (!done.ok()) return done.failure();
   return tensor;
 }
@@ -62,7 +62,7 @@ bool NativeRunner::run_rebinding() {
   // in a delegate that wraps afresh on every call.
   for (size_t i = 0; i < inputs_.size() + outputs_.size(); ++i) {
     const bool is_input = i < inputs_.size();
-    const Outcome<ov::TensorPtr> tensor =
+    const Outcome<openvino_api::TensorPtr> tensor =
         wrap_and_set(is_input ? inputs_[i] : outputs_[i - inputs_.size()], is_input, is_input ? i : i - inputs_.size());
     if (!tensor.ok()) {
       failure_ = tensor.failure().message;
@@ -73,7 +73,7 @@ bool NativeRunner::run_rebinding() {
 }
 
 void NativeRunner::export_to(const std::string& path) {
-  const Status done = ov::export_model(runtime_, compiled_.get(), path);
+  const Status done = openvino_api::export_model(runtime_, compiled_.get(), path);
   if (!done.ok()) throw std::runtime_error("exporting to " + path + ": " + done.failure().message);
 }
 
@@ -99,8 +99,8 @@ void default_openvino_library_path() {
 #endif
 }
 
-ov::Runtime& runtime_or_throw() {
-  Outcome<ov::Runtime*> runtime = ov::Runtime::instance();
+openvino_api::Runtime& runtime_or_throw() {
+  Outcome<openvino_api::Runtime*> runtime = openvino_api::Runtime::instance();
   if (!runtime.ok()) throw std::runtime_error(runtime.failure().message);
   return *runtime.value();
 }

@@ -181,13 +181,13 @@ ScalarType scalar_type_of(runner::npy::DType dtype) {
   }
 }
 
-ov::ElementType element_type_of(runner::npy::DType dtype) {
+openvino_api::ElementType element_type_of(runner::npy::DType dtype) {
   switch (dtype) {
-    case runner::npy::DType::kFloat32: return ov::ElementType::kF32;
-    case runner::npy::DType::kInt64: return ov::ElementType::kI64;
-    case runner::npy::DType::kInt32: return ov::ElementType::kI32;
-    case runner::npy::DType::kBool: return ov::ElementType::kBoolean;
-    case runner::npy::DType::kUInt8: return ov::ElementType::kU8;
+    case runner::npy::DType::kFloat32: return openvino_api::ElementType::kF32;
+    case runner::npy::DType::kInt64: return openvino_api::ElementType::kI64;
+    case runner::npy::DType::kInt32: return openvino_api::ElementType::kI32;
+    case runner::npy::DType::kBool: return openvino_api::ElementType::kBoolean;
+    case runner::npy::DType::kUInt8: return openvino_api::ElementType::kU8;
     default: throw std::runtime_error(std::string("no OpenVINO type for .npy dtype ") + runner::npy::descr(dtype));
   }
 }
@@ -209,7 +209,7 @@ struct Arrays {
 struct Folder {
   fs::path path;
   std::string device = "CPU";
-  std::vector<ov::Property> properties;
+  std::vector<openvino_api::Property> properties;
   std::vector<std::pair<std::string, std::string>> specs;  // the delegate's compile specs
   std::vector<std::string> method_inputs;                  // .npy files in the method's input order
   std::vector<runner::npy::Array> reference_outputs;       // eager PyTorch's
@@ -426,7 +426,7 @@ struct Sides {
 
   explicit Sides(const fs::path& path) : folder(path) {}
 
-  void add_native(const std::string& side, const std::vector<ov::Property>& properties) {
+  void add_native(const std::string& side, const std::vector<openvino_api::Property>& properties) {
     const Clock::time_point start = Clock::now();
     native_arrays = folder.arrays(folder.native_inputs, folder.native_outputs);
     native = std::make_unique<NativeRunner>(runtime_or_throw(), native_model(folder, side), folder.device, properties,
@@ -640,7 +640,7 @@ int load(const fs::path& path, const LoadOptions& options) {
   const bool native_side = options.side.rfind("native", 0) == 0;
   const ProgramVariant* program_side = find_program_variant(options.side);
   if (!native_side && program_side == nullptr) throw UsageError("unknown side " + options.side);
-  std::vector<ov::Property> properties = sides.folder.properties;
+  std::vector<openvino_api::Property> properties = sides.folder.properties;
   if (options.cache) {
     // Native: CACHE_DIR with the other properties; ours: the variable its load-time defaults read.
     if (native_side) properties.push_back({"CACHE_DIR", options.cache->string()});

@@ -139,11 +139,3 @@ using ov_shape_free_fn = StatusCode (*)(Shape*);
 }
 
 }  // namespace executorch_openvino::openvino_api
-
-// The namespace was called ov:: before, which in src/openvino_state/ is OpenVINO's own C++ API. bench/
-// (reworked on another branch) still spells it so: its targets alone define this, until it is renamed.
-#ifdef EXECUTORCH_OPENVINO_BENCH_OV_ALIAS
-namespace executorch_openvino {
-namespace ov = openvino_api;
-}  // namespace executorch_openvino
-#endif
