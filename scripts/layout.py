@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Draws the source tree for docs/architecture.md from the files themselves: every folder and file of
+"""Draws the source tree for docs/source-layout.md from the files themselves: every folder and file of
 the library and the package, with the first sentence of its own opening comment or docstring, so the
 page cannot drift from the code.
 
     python scripts/layout.py            prints the block
-    python scripts/layout.py --write    puts it between the markers in docs/architecture.md
+    python scripts/layout.py --write    puts it between the markers in docs/source-layout.md
     python scripts/layout.py --check    exits 1 when the page's block is not the tree's
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterable, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
-PAGE = REPO / "docs" / "architecture.md"
+PAGE = REPO / "docs" / "source-layout.md"
 BEGIN, END = "<!-- layout:begin -->", "<!-- layout:end -->"
 WIDTH = 110
 NAME_COLUMN = 38

@@ -1,5 +1,5 @@
 """The package as its pipeline: no import circles, every folder saying its job, preprocess running its
-stages and each stage's passes in their listed order, docs/architecture.md drawn from the tree, and no
+stages and each stage's passes in their listed order, docs/source-layout.md drawn from the tree, and no
 module name of an earlier layout left anywhere."""
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def test_preprocess_runs_the_stages_and_every_listed_pass_once_in_order(monkeypa
     assert preprocess.ExecutorchOpenvinoBackend is not None
 
 
-def test_the_architecture_page_shows_the_tree_as_it_is():
+def test_the_source_layout_page_shows_the_tree_as_it_is():
     result = subprocess.run([sys.executable, str(REPO / "scripts" / "layout.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
