@@ -267,3 +267,126 @@ def test_the_name_finder_finds_each_form(tmp_path):
     source = tmp_path / "user.py"
     source.write_text("from executorch_openvino import blob\nfrom executorch_openvino.ir_passes import state\n")
     assert {"executorch_openvino.blob", "executorch_openvino.ir_passes.state"} <= _imported(source)
+
+
+# --- the library's layers (C++) ---------------------------------------------------------------------
+
+SRC = REPO / "src"
+# What each layer of src/ may include besides itself (docs/architecture.md#the-librarys-layers). The
+# state helper's C interface (openvino_state/state_abi.h) is the contract between the library and the
+# helper, so the layers that call the helper include it; nothing else of the helper.
+LAYER_INCLUDES = {
+    "common": set(),
+    "loader": {"common"},
+    "blob": {"common"},
+    "openvino_api": {"common", "loader", "openvino_state/state_abi.h"},
+    "delegate": {"common", "loader", "blob", "openvino_api", "openvino_state/state_abi.h"},
+    "openvino_state": {"common"},
+    "runner": set(),
+}
+# src/delegate/'s folders, each including only those after it (src/delegate/README.md).
+DELEGATE_FOLDERS = ["backend", "execution", "conversation", "compiling", "options"]
+
+
+def _project_includes(path: Path) -> List[str]:
+    return re.findall(r'^\s*#\s*include\s+"([^"]+)"', path.read_text(encoding="utf-8"), re.M)
+
+
+def include_violations(src: Path) -> List[str]:
+    """Every quoted include of src/ that reaches a layer above its own, or a delegate folder before its own."""
+    found = []
+    for path in sorted(p for p in src.rglob("*") if p.suffix in (".h", ".cpp")):
+        parts = path.relative_to(src).parts
+        layer = parts[0]
+        for include in _project_includes(path):
+            target = include.split("/")
+            if target[0] not in LAYER_INCLUDES:  # a header beside it, or not the library's
+                continue
+            allowed = LAYER_INCLUDES[layer]
+            if target[0] != layer and target[0] not in allowed and include not in allowed:
+                found.append(f"{path.relative_to(src.parent)} includes {include}: {layer}/ is below {target[0]}/")
+            if layer == "delegate" == target[0] and len(parts) > 2 and len(target) > 2:
+                mine, theirs = DELEGATE_FOLDERS.index(parts[1]), DELEGATE_FOLDERS.index(target[1])
+                if theirs < mine:
+                    found.append(f"{path.relative_to(src.parent)} includes {include}: delegate/{parts[1]}/ is below "
+                                 f"delegate/{target[1]}/")
+    return found
+
+
+def test_the_library_includes_downward_only():
+    """Guards the layering docs/architecture.md draws: e.g. a conversation/ unit including the partition's
+    handle (execution/), or openvino_api/ reaching into delegate/, fails here."""
+    assert sorted(p.name for p in (SRC / "delegate").iterdir() if p.is_dir()) == sorted(DELEGATE_FOLDERS)
+    assert sorted(p.name for p in SRC.iterdir() if p.is_dir()) == sorted(LAYER_INCLUDES)
+    assert include_violations(SRC) == []
+
+
+def test_the_include_check_finds_an_upward_include(tmp_path):
+    (tmp_path / "delegate" / "compiling").mkdir(parents=True)
+    (tmp_path / "openvino_api").mkdir()
+    (tmp_path / "delegate" / "compiling" / "a.cpp").write_text('#include "delegate/execution/handle.h"\n')
+    (tmp_path / "openvino_api" / "b.cpp").write_text('#include "delegate/backend/errors.h"\n#include "loader/x.h"\n')
+    src = tmp_path.name
+    assert include_violations(tmp_path) == [
+        f"{src}/delegate/compiling/a.cpp includes delegate/execution/handle.h: delegate/compiling/ is below "
+        "delegate/execution/",
+        f"{src}/openvino_api/b.cpp includes delegate/backend/errors.h: openvino_api/ is below delegate/"]
+
+
+# --- bench/ and tests/ apart --------------------------------------------------------------------------
+
+
+def _top_level_modules(root: Path) -> Set[str]:
+    """The module names a folder's scripts can import from each other (they put their folders on
+    sys.path): each .py file's, and each package's (a folder with an __init__.py)."""
+    return {p.stem for p in root.rglob("*.py") if "__pycache__" not in p.parts} | \
+        {p.parent.name for p in root.rglob("__init__.py") if "__pycache__" not in p.parts}
+
+
+def crossing_imports(importer: Path, other: Path) -> List[str]:
+    """Imports in `importer`'s .py files of modules only `other` defines, and paths into `other` put on sys.path."""
+    theirs = _top_level_modules(other) - _top_level_modules(importer)
+    found = []
+    for path in sorted(importer.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            found += [f"{path.relative_to(REPO)} imports {name}" for name in names if name.split(".")[0] in theirs]
+            if isinstance(node, ast.Constant) and node.value == other.name and _on_sys_path(tree, node):
+                found.append(f"{path.relative_to(REPO)} puts {other.name}/ on sys.path")
+    return found
+
+
+def _on_sys_path(tree: ast.AST, constant: ast.Constant) -> bool:
+    """Whether the string is part of a sys.path.insert / append call."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("insert", "append"):
+            if "sys.path" in ast.unparse(node.func) and any(n is constant for n in ast.walk(node)):
+                return True
+    return False
+
+
+def test_bench_and_tests_do_not_import_each_other():
+    """Guards what docs/architecture.md's "Benchmarks apart" promises: a bench script importing a test
+    helper (bench/ used to import tests/python/zoo_models.py) or a test importing a bench script fails here;
+    what both need lives in workloads/ or the package."""
+    assert crossing_imports(REPO / "bench", REPO / "tests") == []
+    assert crossing_imports(REPO / "tests", REPO / "bench") == []
+
+
+def test_the_crossing_check_finds_an_import(tmp_path):
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "zoo_models.py").write_text("")
+    (tmp_path / "bench" / "zoo.py").write_text("import sys\nsys.path.insert(0, str(ROOT / 'tests'))\nimport zoo_models\n")
+    global REPO
+    saved, REPO = REPO, tmp_path
+    try:
+        assert crossing_imports(tmp_path / "bench", tmp_path / "tests") == [
+            "bench/zoo.py imports zoo_models", "bench/zoo.py puts tests/ on sys.path"]
+    finally:
+        REPO = saved
