@@ -17,7 +17,7 @@ import torch
 
 import executorch_openvino
 from executorch_openvino.runtime.errors import DelegateError
-from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
+from llm_lowering import PROMPT, attentions, eager_of, load, lowered, ours_of
 from llm_models import Conversation
 
 pytestmark = pytest.mark.usefixtures("grown")  # the form these tests are about
@@ -159,3 +159,59 @@ def test_without_the_helper_a_conversation_restarts_at_zero_and_going_back_is_re
     done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
                           env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+
+
+@pytest.mark.parametrize("attention", ["grown", "paged"])
+def test_a_saved_prefix_overwritten_past_its_length_is_restored_whole(attention):
+    """A 35-position prefix saved (paged, its second block holds positions 32-34); a new conversation of
+    45 positions then writes over it and past its end, and one goes back into it (at 33); after each,
+    the restored prefix continues as eager's, logits and ids. Guards against a paged prefix that keeps
+    whole blocks only (PagedCaches::take copying length / 32 blocks, not the block the prefix ends in):
+    tried, the first restore's logits differ from eager's, the other conversation's positions 32-34
+    left in the caches (test_paged_attention.py's overwrite, 4 positions inside the first block,
+    passes it). And, in both forms, against a restore that copies nothing while the conversation holds
+    at least the prefix's length (cutting the caches back to it, as going back does): tried, the ids
+    after the first restore differ from eager's (the earlier tests overwrite fewer positions than the
+    prefix holds, so they pass it)."""
+    case = lowered("dynamic_prompt")
+    system = PROMPT * 5
+    with executorch_openvino.using_options(attention=attention):
+        ours = ours_of("dynamic_prompt", load(case.pte))
+    assert attention in attentions()
+    ours(torch.tensor([system]), 0)
+    executorch_openvino.save_state("overwritten")
+    try:
+        for overwrite, position in (([(3 * i + 1) % 128 for i in range(45)], 0), ([60, 61, 62, 63], 33)):
+            ours(torch.tensor([overwrite]), position)
+            executorch_openvino.restore_state("overwritten")
+            expected, expected_logits = Conversation(eager_of("dynamic_prompt", case.model)).generate(
+                system + [20, 21], 4)
+            got, got_logits = Conversation(ours).generate([20, 21], 4, start=len(system))
+            assert got == expected
+            for step, (g, e) in enumerate(zip(got_logits, expected_logits)):
+                torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5, msg=f"call {step}, overwritten from {position}")
+    finally:
+        assert executorch_openvino.forget_state("overwritten") == 1
+
+
+@pytest.mark.parametrize("attention", ["grown", "paged"])
+def test_a_going_back_call_refused_before_it_runs_changes_nothing(attention):
+    """Mid-conversation (12 positions held), a call going back to 4 with a token past the vocabulary is
+    refused before it runs: the conversation still holds its 12 positions, continues there as eager's,
+    and can still go back. Guards against a going-back call that cuts the conversation before its
+    inputs are checked (prepare_conversation before check_bounds; paged, the length cut back in
+    prepare_paged as grown caches are): tried, the call continuing at 12 is refused, "past the 4
+    positions" (the only refusal tested before was at the end of the conversation)."""
+    case = lowered("dynamic_prompt")
+    with executorch_openvino.using_options(attention=attention):
+        ours = ours_of("dynamic_prompt", load(case.pte))
+    assert attention in attentions()
+    eager = eager_of("dynamic_prompt", case.model)
+    held = PROMPT + [30, 31, 32, 33, 34]
+    ours(torch.tensor([held]), 0)
+    eager(torch.tensor([held]), 0)
+    with pytest.raises(DelegateError, match="holds 500 at element 1, outside"):
+        ours(torch.tensor([[1, 500]]), 4)
+    for tokens, position in (([40], len(held)), ([41, 42], len(held) + 1), ([50], 6)):
+        torch.testing.assert_close(ours(torch.tensor([tokens]), position), eager(torch.tensor([tokens]), position),
+                                   rtol=1e-4, atol=1e-5, msg=f"call at {position}: {tokens}")
