@@ -215,3 +215,31 @@ def test_a_going_back_call_refused_before_it_runs_changes_nothing(attention):
     for tokens, position in (([40], len(held)), ([41, 42], len(held) + 1), ([50], 6)):
         torch.testing.assert_close(ours(torch.tensor([tokens]), position), eager(torch.tensor([tokens]), position),
                                    rtol=1e-4, atol=1e-5, msg=f"call at {position}: {tokens}")
+
+
+def test_a_method_that_has_not_run_yet_is_saved_and_restored_with_the_others():
+    """A second program loaded beside a conversation and not run yet (a draft program before its first
+    draft): a save keeps its empty caches with the conversation's; after both ran, the restore gives
+    the conversation back and the second program nothing (a call at 1 is refused, one at 0 runs as
+    eager's). Guards against the crash this was: OpenVINO's copy_to fails on the empty caches of a
+    request that never ran, and save_state took the process down (a segmentation fault in the state
+    helper's snapshot) until the helper stopped copying empty values."""
+    case = lowered("dynamic_prompt")
+    talked = ours_of("dynamic_prompt", load(case.pte))
+    talked(torch.tensor([PROMPT]), 0)
+    fresh = ours_of("dynamic_prompt", load(case.pte))
+    executorch_openvino.save_state("before_the_first_call")
+    try:
+        fresh(torch.tensor([[3, 4]]), 0)
+        talked(torch.tensor([[9, 9]]), 0)
+        executorch_openvino.restore_state("before_the_first_call")
+        eager = eager_of("dynamic_prompt", case.model)
+        eager(torch.tensor([PROMPT]), 0)
+        torch.testing.assert_close(talked(torch.tensor([[50]]), len(PROMPT)), eager(torch.tensor([[50]]), len(PROMPT)),
+                                   rtol=1e-4, atol=1e-5)
+        with pytest.raises(DelegateError, match="past the 0 positions"):
+            fresh(torch.tensor([[5]]), 1)
+        torch.testing.assert_close(fresh(torch.tensor([[3, 4]]), 0),
+                                   eager_of("dynamic_prompt", case.model)(torch.tensor([[3, 4]]), 0), rtol=1e-4, atol=1e-5)
+    finally:
+        assert executorch_openvino.forget_state("before_the_first_call") == 2
