@@ -43,7 +43,9 @@ int guarded(const char* what, char* error, size_t error_size, Body&& body) {
 
 ov::Tensor deep_copy(const ov::Tensor& value) {
   ov::Tensor copy(value.get_element_type(), value.get_shape());
-  value.copy_to(copy);
+  // A cache before a request's first call is empty, and OpenVINO's copy_to crashes on it (2026.4):
+  // there is nothing to copy.
+  if (value.get_size() != 0) value.copy_to(copy);
   return copy;
 }
 

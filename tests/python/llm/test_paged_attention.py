@@ -165,3 +165,36 @@ def test_without_the_helper_the_model_runs_as_exported(library_path, attention):
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
     assert f"attention={attention}: the model runs as exported: it needs the state helper" in done.stderr, \
         done.stderr[-3000:]
+
+
+def test_saved_prefixes_belong_each_to_its_method(paged):
+    """Two methods of one program (one compiled model, caches each) hold prefixes of 35 and 40
+    positions, saved by one call; each then runs a conversation of 45 positions over its blocks, and a
+    third method, loaded after the save, begins one; restored by one call, each of the two continues
+    from its own prefix as eager's, and the third, left alone, from where it was. Guards against paged
+    caches kept per compiled model rather than per method, and against a prefix kept once per name
+    (the last method's blocks) rather than by each method: tried, each fails at method a's first
+    step; the rest of this file, test_conversation_state.py (which checks saved states per program
+    grown only) and test_generate_options.py pass the second."""
+    case = lowered("dynamic_prompt")
+    a, b = (ours_of("dynamic_prompt", load(case.pte)) for _ in range(2))
+    prefixes = {"a": PROMPT * 5, "b": list(reversed(PROMPT)) * 5 + [1, 2, 3, 4, 5]}
+    a(torch.tensor([prefixes["a"]]), 0)
+    b(torch.tensor([prefixes["b"]]), 0)
+    executorch_openvino.save_state("prefixes")
+    try:
+        c = ours_of("dynamic_prompt", load(case.pte))
+        for ours in (a, b):
+            ours(torch.tensor([[(5 * i + 2) % 128 for i in range(45)]]), 0)
+        c(torch.tensor([PROMPT]), 0)
+        executorch_openvino.restore_state("prefixes")
+        for name, ours in (("a", a), ("b", b), ("c", c)):
+            held = prefixes.get(name, PROMPT)
+            eager = eager_of("dynamic_prompt", case.model)
+            eager(torch.tensor([held]), 0)
+            for offset, token in enumerate([20, 21]):
+                torch.testing.assert_close(ours(torch.tensor([[token]]), len(held) + offset),
+                                           eager(torch.tensor([[token]]), len(held) + offset),
+                                           rtol=1e-4, atol=1e-5, msg=f"method {name}, step {offset}")
+    finally:
+        assert executorch_openvino.forget_state("prefixes") == 2

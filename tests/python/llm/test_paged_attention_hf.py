@@ -85,3 +85,27 @@ def test_a_sliding_window_mask_is_found_at_load_and_the_program_runs_as_exported
     tokens = torch.arange(1, 31).reshape(1, -1)
     torch.testing.assert_close(ours(tokens, 0), eager(tokens, 0), rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(ours(tokens[:, :1], 30), eager(tokens[:, :1], 30), rtol=1e-4, atol=1e-5)
+
+
+def test_a_going_back_call_refused_after_it_ran_leaves_the_positions_before_it(paged):
+    """Mid-conversation (12 positions held), a call going back to 5 whose positions skip one: it ran,
+    writing from 5 on, before its computed mask was found not causal, so it is refused and the
+    conversation holds the 5 positions before it: a call at 6 is refused naming 5, and the
+    conversation continues from 5 as transformers computes it. Guards against a refused call that went
+    back keeping the old length (CompiledMethod::read_length leaving length_ at 12 after a failed paged
+    call): tried, the call at 6 is accepted (the earlier test's refusal, at the end of the conversation,
+    passes it)."""
+    method = load(lowered("hf_static_cache").pte)
+    ours = hf_method_step(method)
+    sequence = PROMPT + [30, 31, 32, 33, 34]
+    ours(torch.tensor([sequence]), 0)
+    with pytest.raises(DelegateError, match="not causal at row 1"):
+        method.execute([torch.tensor([[1, 2]]), torch.tensor([5, 7])])
+    with pytest.raises(DelegateError, match="starts at position 6, past the 5 positions"):
+        ours(torch.tensor([[9]]), 6)
+    sequence = sequence[:5]
+    for tokens in ([9, 10], [11], [12]):
+        got = ours(torch.tensor([tokens]), len(sequence))[0]
+        sequence += tokens
+        torch.testing.assert_close(got, _transformers(sequence)[-len(tokens):], rtol=1e-4, atol=1e-5,
+                                   msg=f"{tokens} after the refusal")
