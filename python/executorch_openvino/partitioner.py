@@ -46,8 +46,9 @@ class OpenvinoPartitioner(Partitioner):
                      (ir_passes/buffer_variables.py). False keeps them ExecuTorch's.
     grow_caches:     such caches written by index are rewritten to grow with the conversation, the
                      form OpenVINO's CPU plugin runs as one fused attention kernel (ir_passes/grown_cache.py);
-                     calls must then continue the conversation or start at position 0. False keeps
-                     them static (any position, e.g. rewinding for speculative decoding; slower).
+                     a call continues the conversation, goes back to an earlier position (with the
+                     state helper, or paged) or starts at 0 (docs/conversation-state.md). False keeps
+                     them static (any position without the helper; slower).
     weights:         "int8" (asymmetric, per output channel), "int8_sym", "int4" (symmetric, in groups of
                      `group_size` input values) or "int4_asym": the delegated linear layers' weights
                      compressed with NNCF's weight-only compression of the OpenVINO model, as
