@@ -19,11 +19,11 @@ runtimes the command compares, made ready to be timed (backends).
 but backends imports only the standard library.
 """
 
-from .results import FORMAT, add_row, finish, load, new_run, rows, save
+from .results import FORMAT, add_row, finish, load, new_run, rows, save, write
 from .rounds import ConcurrentRunner, Rounds, Runner, SequentialRunner, Slice, interleaved, round_order, time_calls
-from .report import render
+from .report import body, csv_text, render
 from .stats import median, percentile, spread, summary
 
-__all__ = ["FORMAT", "add_row", "finish", "load", "new_run", "rows", "save", "ConcurrentRunner", "Rounds", "Runner",
-           "SequentialRunner", "Slice", "interleaved", "round_order", "time_calls", "render", "median", "percentile",
-           "spread", "summary"]
+__all__ = ["FORMAT", "add_row", "finish", "load", "new_run", "rows", "save", "write", "ConcurrentRunner", "Rounds",
+           "Runner", "SequentialRunner", "Slice", "interleaved", "round_order", "time_calls", "body", "csv_text",
+           "render", "median", "percentile", "spread", "summary"]
