@@ -1,8 +1,8 @@
 """The measuring engine of `executorch-openvino bench` and of the project's benchmarks (bench/):
 variants timed in interleaved rounds (rounds), samples turned into medians, ranges, per-round ratios
 and the one percentile every command prints (stats), the machine a result was measured on (machine),
-one JSON result format (results) and its Markdown and plot, tables and targets being data (report), and the
-runtimes the command compares, made ready to be timed (backends).
+one JSON result format (results) and its Markdown, CSV and plot, tables and targets being data (report),
+and the runtimes the command compares, made ready to be timed (backends).
 
     from executorch_openvino import benchmark
 
