@@ -1,8 +1,8 @@
 """The measuring engine of `executorch-openvino bench` and of the project's benchmarks (bench/):
 variants timed in interleaved rounds (rounds), samples turned into medians, ranges, per-round ratios
 and the one percentile every command prints (stats), the machine a result was measured on (machine),
-one JSON result format (results) and its Markdown and plot, tables and targets being data (report), and the
-runtimes the command compares, made ready to be timed (backends).
+one JSON result format (results) and its Markdown, CSV and plot, tables and targets being data (report),
+and the runtimes the command compares, made ready to be timed (backends).
 
     from executorch_openvino import benchmark
 
@@ -19,11 +19,11 @@ runtimes the command compares, made ready to be timed (backends).
 but backends imports only the standard library.
 """
 
-from .results import FORMAT, add_row, finish, load, new_run, rows, save
+from .results import FORMAT, add_row, finish, load, new_run, rows, save, write
 from .rounds import ConcurrentRunner, Rounds, Runner, SequentialRunner, Slice, interleaved, round_order, time_calls
-from .report import render
+from .report import body, csv_text, render
 from .stats import median, percentile, spread, summary
 
-__all__ = ["FORMAT", "add_row", "finish", "load", "new_run", "rows", "save", "ConcurrentRunner", "Rounds", "Runner",
-           "SequentialRunner", "Slice", "interleaved", "round_order", "time_calls", "render", "median", "percentile",
-           "spread", "summary"]
+__all__ = ["FORMAT", "add_row", "finish", "load", "new_run", "rows", "save", "write", "ConcurrentRunner", "Rounds",
+           "Runner", "SequentialRunner", "Slice", "interleaved", "round_order", "time_calls", "body", "csv_text",
+           "render", "median", "percentile", "spread", "summary"]

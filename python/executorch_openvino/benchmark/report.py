@@ -9,7 +9,8 @@ tables and targets its report lays out, all of them data:
     "targets": [{"title": "decode ≥ 1.0× GenAI", "where": {"variant": "ours"}, "field": "decode_tok_s",
                  "vs": "genai", "at_least": 1.0}],
     "plot": {"title": "...", "field": "latency_ms", "vs": "native-cpp", "whole": true, "series": ["ours-cpp"]}
-            or {"kind": "line", "x": "cycle", "y": ["rss_mb"], "where": {"group": "cycles"}}
+            or {"kind": "line", "x": "cycle", "y": ["rss_mb"], "where": {"group": "cycles"}},
+    "csv": {"where": {...}, "columns": [{"title": "median_ms", "field": "latency_ms", "stat": "median"}, ...]}
 
 A column reads `field` of the table's row (with "per": "group", of the group's row whose variant is
 `of`). A list of samples (or of rounds' samples) is summarised by `stat`: median, p90, p99 (stats.percentile),
@@ -17,11 +18,18 @@ mean, min, max, count, or spread (each round's figure: "median [lowest–highest
 compared with the same field of another variant of the group (or of the variant the row's field `vs_field`
 names), round by round ("median [lowest–highest]" of the per-round ratios, `op` "difference" for
 differences), or over the whole run with `whole`.
-`scale` multiplies, `format` and `unit` print. A missing figure prints as "–".
+`part` takes one figure of a "median [lowest–highest]": "median", "lowest" or "highest".
+`scale` multiplies, `format` and `unit` print. A missing figure prints as "–". `marks` print a row's
+cell otherwise: the first of [{"where": {"outputs_agree": false}, "text": "{} DIFFERS"}, ...] whose
+`where` the row matches gives the cell's text, "{}" standing for the figure as it would print.
+A run's CSV (csv_text) has one line per row and a column per column of its "csv" spec, the figures
+unformatted.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import statistics
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
@@ -49,8 +57,18 @@ def _peer(rows: Sequence[dict], row: dict, variant: str) -> Optional[dict]:
     return next((r for r in rows if r.get("group") == row.get("group") and r.get("variant") == variant), None)
 
 
+_PARTS = ("median", "lowest", "highest")
+
+
 def figure(rows: Sequence[dict], row: Optional[dict], column: dict) -> Figure:
     """One cell's figure before printing: a number, a (median, low, high), a text, or None."""
+    value = _figure(rows, row, column)
+    if "part" in column and isinstance(value, tuple):
+        return value[_PARTS.index(column["part"])]
+    return value
+
+
+def _figure(rows: Sequence[dict], row: Optional[dict], column: dict) -> Figure:
     if row is None:
         return None
     value = row.get(column["field"])
@@ -64,6 +82,8 @@ def figure(rows: Sequence[dict], row: Optional[dict], column: dict) -> Figure:
             return _compare_scalars(value, reference, column)
         difference = column.get("op") == "difference"
         if column.get("whole"):
+            if not stats.flat(value) or not stats.flat(reference):
+                return None
             mine, theirs = stats.median(stats.flat(value)), stats.median(stats.flat(reference))
             return (mine - theirs) * scale if difference else (mine / theirs if theirs else None)
         per_round = stats.round_differences(value, reference) if difference else stats.round_ratios(value, reference)
@@ -98,6 +118,17 @@ def cell(value: Figure, column: dict) -> str:
     return f"{value:{spec}}{unit}"
 
 
+def marked(row: dict, column: dict, text: str) -> str:
+    """The cell's text as the first of the column's marks the row matches says (the text itself without)."""
+    mark = next((m for m in column.get("marks") or [] if _matches(row, m.get("where"))), None)
+    return mark["text"].replace("{}", text) if mark else text
+
+
+def _cell(rows: Sequence[dict], row: Optional[dict], column: dict) -> str:
+    text = cell(figure(rows, row, column), column)
+    return marked(row, column, text) if row is not None else text
+
+
 def _line(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -112,10 +143,10 @@ def table(rows: Sequence[dict], spec: dict) -> List[str]:
         for group in groups:
             members = [r for r in rows if r.get("group") == group]
             lines.append(_line([group if c["field"] == "group" else
-                                cell(figure(rows, next((r for r in members if r.get("variant") == c.get("of")),
-                                                       None), c), c) for c in columns]))
+                                _cell(rows, next((r for r in members if r.get("variant") == c.get("of")), None), c)
+                                for c in columns]))
     else:
-        lines += [_line([cell(figure(rows, row, c), c) for c in columns]) for row in rows]
+        lines += [_line([_cell(rows, row, c) for c in columns]) for row in rows]
     return lines
 
 
@@ -155,9 +186,15 @@ def header(run: dict) -> List[str]:
 
 
 def render(run: dict) -> str:
-    """The whole report of a run."""
+    """The whole report of a run: its header, then its body."""
+    return "\n".join(header(run) + body(run)).rstrip() + "\n"
+
+
+def body(run: dict) -> List[str]:
+    """The report's lines after its header: description, plot, tables, targets and notes (what
+    `executorch-openvino bench` prints)."""
     report = run.get("report") or {}
-    lines = header(run)
+    lines: List[str] = []
     for paragraph in report.get("description") or []:
         lines += [paragraph, ""]
     if report.get("plot", {}).get("file"):
@@ -179,7 +216,20 @@ def render(run: dict) -> str:
     lines += targets(run)
     if run.get("notes"):
         lines += ["## Notes", ""] + [f"- {note}" for note in run["notes"]] + [""]
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
+
+
+def csv_text(run: dict) -> str:
+    """The run's rows (those its "csv" spec's `where` matches) as CSV, a column per column of the spec."""
+    spec = (run.get("report") or {}).get("csv") or {}
+    columns = spec.get("columns") or []
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow([column["title"] for column in columns])
+    for row in (r for r in run["rows"] if _matches(r, spec.get("where"))):
+        figures = [figure(run["rows"], row, column) for column in columns]
+        writer.writerow(["" if value is None else value for value in figures])
+    return out.getvalue()
 
 
 def plot(run: dict, path: Path) -> bool:

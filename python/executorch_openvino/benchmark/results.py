@@ -63,10 +63,16 @@ def save(run: dict, folder: Path, name: Optional[str] = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     if run.get("report", {}).get("plot") and plot(run, folder / f"{name}.png"):
         run["report"]["plot"]["file"] = f"{name}.png"
-    (folder / f"{name}.json").write_text(json.dumps(run, indent=1, default=str) + "\n")
+    write(run, folder / f"{name}.json")
     markdown = folder / f"{name}.md"
     markdown.write_text(render(run))
     return markdown
+
+
+def write(run: dict, path: Path) -> None:
+    """The run as JSON at `path` (its folder made if need be)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(run, indent=1, default=str) + "\n")
 
 
 def load(path: Path) -> dict:

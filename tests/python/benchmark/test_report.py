@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -70,3 +72,33 @@ def test_a_target_not_met_says_so_and_a_missing_reference_is_a_dash():
     assert "| ours ≤ 1.02× native | m | ours | 1.00 [0.90–1.10]× | no |" in benchmark.render(run)
     column = {"field": "latency_ms", "vs": "absent", "format": ".2f"}
     assert _report.cell(_report.figure(run["rows"], run["rows"][1], column), column) == "–"
+
+
+def test_marks_parts_and_the_csv_are_data_too():
+    """What `executorch-openvino bench` lays out with the engine: a cell a row's fields mark (the first
+    mark the row matches: the reference row, which also differs here, reads "(reference)"), one part of
+    a per-round range, a run's CSV, and a whole-run ratio against a variant without samples (a dash).
+    Guards against the last matching mark winning (tried once: native's cell read "0.0e+00 DIFFERS"), a
+    CSV part other than the one asked for, and that ratio raising instead of printing "–" (tried once:
+    "ValueError: percentile of no values")."""
+    run = _run()
+    for row, (diff, agree) in zip(run["rows"], [(0.0, False), (0.5, False)]):
+        row.update(diff=diff, agree=agree)
+    benchmark.add_row(run, "m", "idle", latency_ms=[[], [], []])
+    marks = [{"where": {"variant": "native"}, "text": "(reference)"}, {"where": {"agree": False}, "text": "{} DIFFERS"}]
+    run["report"]["tables"] = [{"columns": [
+        {"title": "variant", "field": "variant"},
+        {"title": "diff", "field": "diff", "format": ".1e", "marks": marks},
+        {"title": "/ idle", "field": "latency_ms", "vs": "idle", "whole": True, "format": ".2f"}]}]
+    text = benchmark.render(run)
+    assert "| native | (reference) | – |" in text and "| ours | 5.0e-01 DIFFERS | – |" in text, text
+    assert "| idle | – | – |" in text
+    ratio = {"field": "latency_ms", "vs": "native"}
+    run["report"]["csv"] = {"where": {"variant": "ours"}, "columns": [
+        {"title": "variant", "field": "variant"}, {"title": "lowest", **ratio, "part": "lowest"},
+        {"title": "highest", **ratio, "part": "highest"}, {"title": "allocations", "field": "allocs"},
+        {"title": "missing", "field": "absent"}]}
+    lines = list(csv.reader(io.StringIO(benchmark.csv_text(run))))
+    assert lines[0] == ["variant", "lowest", "highest", "allocations", "missing"] and len(lines) == 2
+    assert lines[1][0] == "ours" and lines[1][3:] == ["3", ""]
+    assert [float(x) for x in lines[1][1:3]] == pytest.approx([0.9, 1.1])

@@ -1,18 +1,22 @@
 """`bench`: backends timed in interleaved rounds (the rounds themselves: tests/python/benchmark/), several
 requests in flight in throughput mode, --option reaching ours and native OpenVINO
-alike, the time-based mode, the JSON and CSV outputs, XNNPACK lowered once and then taken from the
-cache, and every backend's outputs checked against eager PyTorch."""
+alike, the time-based mode, the JSON (the engine's run format) and CSV outputs, the printed table being
+the engine's rendering of that run, XNNPACK lowered once and then taken from the cache, and every
+backend's outputs checked against eager PyTorch."""
 
 from __future__ import annotations
 
 import csv
 import json
+import statistics
+import subprocess
+import sys
 import textwrap
 
 import pytest
 
 import executorch_openvino
-from executorch_openvino import cli
+from executorch_openvino import benchmark, cli
 from executorch_openvino.benchmark import backends as _bench_backends
 from executorch_openvino.cli.bench import report as _bench_report
 from executorch_openvino.runtime.precision import default_precision
@@ -50,8 +54,17 @@ def _bench(capsys, *args) -> tuple:
     return printed, (json.loads(json_path.read_text()) if json_path is not None else None)
 
 
-def _by_backend(report: dict) -> dict:
-    return {entry["backend"]: entry for entry in report["backends"]}
+def _by_backend(run: dict) -> dict:
+    return {row["variant"]: row for row in run["rows"]}
+
+
+def _orders(run: dict) -> list:
+    """Each round's order of the timed backends, from their turns."""
+    timed = [key for key, row in _by_backend(run).items() if row["available"]]
+    rounds = len(_by_backend(run)[timed[0]]["turn"])
+    for r in range(rounds):  # each round's turns are one of each position
+        assert sorted(_by_backend(run)[key]["turn"][r] for key in timed) == list(range(len(timed)))
+    return [sorted(timed, key=lambda key: _by_backend(run)[key]["turn"][r]) for r in range(rounds)]
 
 
 # --- the command, on a real model ---------------------------------------------------------------------
@@ -68,7 +81,8 @@ def test_every_backend_is_timed_in_rounds_checked_against_eager_and_xnnpack_is_l
 
     backends = _by_backend(report)
     assert list(backends) == ["ours", "fast", "native", "xnnpack", "eager"]
-    assert report["reference"] == "eager" and report["baseline"] == "native" and report["rounds"] == 3
+    settings = report["settings"]
+    assert settings["reference"] == "eager" and settings["baseline"] == "native" and settings["rounds"] == 3
     # precision=fast is timed beside the rest only where it computes in another precision than f32.
     fast = backends["fast"]
     if default_precision("CPU") == "f32":
@@ -81,20 +95,22 @@ def test_every_backend_is_timed_in_rounds_checked_against_eager_and_xnnpack_is_l
         assert fast["max_abs_diff"] > 0, "precision=fast computed exactly what f32 did"
         backends.pop("fast")
     for key, entry in backends.items():
-        assert entry["available"] and entry["calls"] == 6 and len(entry["round_medians_ms"]) == 3, entry
+        assert entry["available"] and entry["calls"] == 6 and [len(r) for r in entry["latency_ms"]] == [2, 2, 2], entry
         assert entry["outputs_agree"] is True and entry["max_abs_diff"] <= 1e-4, entry
-    assert backends["native"]["ratio"] == 1.0
-    orders = [r["order"] for r in report["rounds_detail"]]
+    native = next(line for line in printed.splitlines() if line.startswith("| native OpenVINO"))
+    assert "| 1.000× | 1.000 [1.000–1.000]× |" in native, printed
+    orders = _orders(report)
     assert len(orders) == 3 and len({tuple(o) for o in orders}) == 3
     timed = [key for key, entry in _by_backend(report).items() if entry["available"]]
-    assert all(sorted(o) == sorted(timed) and r["calls"] == dict.fromkeys(o, 2)
-               for o, r in zip(orders, report["rounds_detail"]))
+    assert all(_by_backend(report)[key]["round_calls"] == [2, 2, 2] for key in timed)
 
     with open(tmp_path / "r.csv", newline="") as file:
         rows = list(csv.DictReader(file))
     assert [row["backend"] for row in rows if row["backend"] != "fast"] == list(backends)
     assert list(rows[0]) == list(_bench_report.CSV_COLUMNS)
-    assert float(rows[0]["median_ms"]) == pytest.approx(backends["ours"]["median_ms"])
+    ours = backends["ours"]["latency_ms"]
+    assert float(rows[0]["median_ms"]) == pytest.approx(statistics.median([t for r in ours for t in r]))
+    assert float(next(row for row in rows if row["backend"] == "native")["ratio"]) == 1.0
 
     # The second run takes the XNNPACK program from the cache.
     printed, _ = _bench(capsys, pte, "--model", spec, "-n", 2, "--rounds", 1, "--xnnpack-cache", cache)
@@ -105,7 +121,7 @@ def test_options_reach_ours_and_native_alike_and_are_removed_afterwards(model, t
     pte, _ = model
     _, report = _bench(capsys, pte, "--option", "num_threads=1", "--option", "inference_precision=f32",
                        "--backends", "ours,native", "-n", 4, "--rounds", 2, "--json", tmp_path / "r.json")
-    assert report["options"] == {"num_threads": "1", "inference_precision": "f32"}
+    assert report["settings"]["options"] == {"num_threads": "1", "inference_precision": "f32"}
     ours, native = (_by_backend(report)[key]["properties"] for key in ("ours", "native"))
     assert ours["INFERENCE_NUM_THREADS"] == "1" and ours["INFERENCE_PRECISION_HINT"] == "f32"
     for key in _bench_backends.REPORTED_PROPERTIES + ("EXECUTION_DEVICES", "device"):
@@ -119,8 +135,9 @@ def test_throughput_mode_keeps_several_requests_in_flight_with_the_throughput_hi
     printed, report = _bench(capsys, pte, "--mode", "throughput", "--requests", 2, "--streams", 2, "-n", 8,
                              "--rounds", 2, "--json", tmp_path / "r.json")
     assert "| backend | requests | inferences/s | median latency ms | throughput / native's |" in printed
-    assert report["mode"] == "throughput" and report["requests"] == 2
-    assert report["options"] == {"num_streams": "2", "performance_hint": "THROUGHPUT"}
+    settings = report["settings"]
+    assert settings["mode"] == "throughput" and settings["requests"] == 2
+    assert settings["options"] == {"num_streams": "2", "performance_hint": "THROUGHPUT"}
     for key in ("ours", "native"):
         entry = _by_backend(report)[key]
         assert entry["requests"] == 2 and entry["calls"] == 8 and entry["throughput_per_s"] > 0, entry
@@ -130,26 +147,51 @@ def test_throughput_mode_keeps_several_requests_in_flight_with_the_throughput_hi
 def test_the_time_based_mode_times_each_backend_for_its_share(model, tmp_path, capsys):
     pte, _ = model
     _, report = _bench(capsys, pte, "-t", 0.3, "--rounds", 3, "--json", tmp_path / "r.json")
-    assert report["iterations"] is None and report["seconds"] == 0.3
+    assert report["settings"]["iterations"] is None and report["settings"]["seconds"] == 0.3
     # precision=fast is timed too where it is another precision on this CPU (asked of OpenVINO).
     timed = {"ours", "native"} | ({"fast"} if default_precision("CPU") != "f32" else set())
-    for detail in report["rounds_detail"]:
-        assert set(detail["order"]) == timed
-        assert all(detail["seconds"][key] >= 0.1 and detail["calls"][key] >= 1 for key in detail["order"])
+    orders = _orders(report)
+    assert len(orders) == 3 and all(set(order) == timed for order in orders)
+    for key in timed:
+        row = _by_backend(report)[key]
+        assert len(row["round_seconds"]) == 3 and all(seconds >= 0.1 for seconds in row["round_seconds"]), row
+        assert all(calls >= 1 for calls in row["round_calls"]), row
 
 
 def test_a_backend_whose_outputs_differ_is_flagged():
     import numpy as np
 
-    summaries = [_bench_report.Summary(key, key, True) for key in ("ours", "native", "eager")]
     expected = np.linspace(-2.0, 2.0, 10, dtype=np.float32)
-    _bench_report.check_outputs(summaries, {"eager": {0: expected}, "ours": {0: expected + 1e-6},
-                                            "native": {0: expected + np.float32(0.5)}}, "eager")
-    ours, native, _ = summaries
-    assert ours.outputs_agree is True and native.outputs_agree is False
-    assert native.max_abs_diff == pytest.approx(0.5)
-    line = next(l for l in _bench_report.table(summaries, False, "eager") if l.startswith("| native"))
-    assert "DIFFERS" in line
+    differences = _bench_report.output_differences(
+        {"eager": {0: expected}, "ours": {0: expected + 1e-6}, "native": {0: expected + np.float32(0.5)},
+         "xnnpack": {0: expected[:5]}}, "eager")
+    assert differences["ours"][1] is True and differences["native"][1] is False
+    assert differences["native"][0] == pytest.approx(0.5) and differences["xnnpack"] == (None, False)
+    settings = {"pte": "m.pte", "method": "forward", "reference": "eager"}
+    run = benchmark.new_run("bench", "differences", settings=settings,
+                            report=_bench_report.report_spec(False, "native", "eager", "", []))
+    made = [_bench_backends.Backend(key) for key in ("ours", "native", "xnnpack", "eager")]
+    _bench_report.add_backends(run, made, None, differences)
+    lines = {line.split(" | ")[0][2:]: line for line in benchmark.render(run).splitlines() if line.startswith("| ")}
+    assert lines[made[1].label].endswith("| 5.0e-01 DIFFERS |")
+    assert lines[made[2].label].endswith("| differ (shapes) |") and lines[made[3].label].endswith("| (reference) |")
+    assert "DIFFERS" not in lines[made[0].label] and not lines[made[0].label].endswith("| – |")
+    assert [note.split("'s outputs differ")[0] for note in run["notes"]] == [f"WARNING: {made[1].label}",
+                                                                            f"WARNING: {made[2].label}"]
+
+
+def test_the_printed_table_is_the_engines_rendering_of_the_json(model, tmp_path, capsys):
+    """Guards against a second renderer coming back: what bench prints after its progress lines (the
+    table, its footnote, the notes) is what `python -m executorch_openvino.benchmark` renders from the
+    JSON bench wrote. Tried once with bench printing its own table again (its former
+    `| ... | 1.000x | 1.000-1.000 | ...` lines): the rendered body is then not in what bench printed."""
+    pte, _ = model
+    printed, _ = _bench(capsys, pte, "--backends", "ours,native", "-n", 4, "--rounds", 2, "--json", tmp_path / "r.json")
+    rendered = subprocess.run([sys.executable, "-m", "executorch_openvino.benchmark", str(tmp_path / "r.json")],
+                              capture_output=True, text=True, check=True).stdout
+    body = rendered[rendered.index("\n| backend | calls |") + 1:].rstrip()
+    assert len([line for line in body.splitlines() if line.startswith("| ")]) == 2 + 5 and "## Notes" in body
+    assert body + "\n" in printed, (printed, rendered)
 
 
 @pytest.mark.parametrize("args, message", [

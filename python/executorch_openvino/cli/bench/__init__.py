@@ -5,13 +5,14 @@ outputs checked against eager PyTorch (without the model: against executorch_ope
 Latency mode (the default) makes one call at a time; throughput mode keeps several requests in
 flight with OpenVINO's THROUGHPUT hint, as OpenVINO's benchmark_app does. Run-time options
 (--option) apply to ours; native OpenVINO compiles with the properties ours' compiled model then
-reports, so both run the same configuration. Results: a Markdown table, and --json/--csv/--plot.
+reports, so both run the same configuration. The results are one run of the engine's format
+(executorch_openvino.benchmark, built by report.py): its table printed by the engine's renderer, the
+run itself with --json, its CSV with --csv and its plot with --plot.
 """
 
 from __future__ import annotations
 
 import contextlib
-import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -23,8 +24,8 @@ from ..run_options import describe_model, options_applied
 from ..user_errors import CliError, usage_error
 from ..run import add_data_argument, add_option_argument, load_method_inputs
 
-# (report, the engine's rounds, xnnpack_cache and ../_third_party_noise are imported when bench
-# runs: --help and argument errors need none of them.)
+# (report, the engine's rounds and renderer, xnnpack_cache and ../_third_party_noise are imported when
+# bench runs: --help and argument errors need none of them.)
 
 ALL_BACKENDS = (backends.OURS, backends.FAST, backends.NATIVE, backends.XNNPACK, backends.EAGER)
 NEED_THE_MODEL = (backends.XNNPACK, backends.EAGER)
@@ -79,7 +80,9 @@ def add_arguments(parser) -> None:
                         help="where the XNNPACK program is kept (default $XDG_CACHE_HOME/executorch_openvino/bench, "
                         "else ~/.cache/executorch_openvino/bench)")
     parser.add_argument("--no-xnnpack-cache", action="store_true", help="lower to XNNPACK every time")
-    parser.add_argument("--json", type=Path, metavar="FILE.json", help="also write every figure as JSON")
+    parser.add_argument("--json", type=Path, metavar="FILE.json",
+                        help="also write the run as JSON (every figure; `python -m executorch_openvino.benchmark "
+                        "FILE.json` prints its table again)")
     parser.add_argument("--csv", type=Path, metavar="FILE.csv", help="also write one row per backend as CSV")
     parser.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw a bar chart (needs matplotlib)")
 
@@ -117,9 +120,9 @@ def main(args) -> int:
 
 
 def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
-    from ...benchmark.machine import load_average, versions
+    from ...benchmark import body, finish
     from ...benchmark.rounds import interleaved
-    from .report import check_outputs, summarize, table
+    from . import report
 
     throughput = args.mode == "throughput"
     _, inputs, notes = load_method_inputs(args.pte, args.method, args.input, args.data)
@@ -168,42 +171,19 @@ def _bench(args, chosen: Dict[str, str], chosen_backends: List[str]) -> int:
             backend.runner, backend.note = None, NOT_CHOSEN
     timed = {b.key: b.runner for b in made if b.runner is not None}
 
-    load_before = load_average()
-    started = time.time()
+    reference = backends.EAGER if model is not None else backends.OURS
+    run = report.new_bench_run(args, rounds=rounds, requests=requests, options=chosen, reference=reference,
+                               timed=list(timed))
     with step(f"timing {', '.join(timed)} in {rounds} interleaved round(s)"), backends.one_torch_thread():
         measured = interleaved(timed, rounds, calls=None if args.time is not None else args.iterations,
                                seconds=args.time, warmup=args.warmup)
-    summaries = summarize(made, measured, throughput)
 
-    reference = backends.EAGER if model is not None else backends.OURS
     outputs = {b.key: b.outputs() for b in made if b.outputs is not None and (b.key in timed or b.key == reference)}
-    check_outputs(summaries, outputs, reference)
-
+    report.add_backends(run, made, measured, report.output_differences(outputs, reference))
+    finish(run)
     say()
-    for line in table(summaries, throughput, reference):
-        say(line)
-    for summary in summaries:
-        if summary.note:
-            say(f"{summary.label}: {'' if summary.available else 'n/a: '}{summary.note}")
-        if summary.outputs_agree is False:
-            say(f"WARNING: {summary.label}'s outputs differ from {backends.LABELS[reference]}'s by "
-                f"{summary.max_abs_diff if summary.max_abs_diff is not None else 'their shapes'}: the rows do not "
-                "compute the same thing (a lower precision or a quantized model does this)")
-    say("executorch.runtime rows include its Python call (inputs wrapped, outputs copied, torch at one thread so "
-        "its idle OpenMP threads do not spin on OpenVINO's cores); native OpenVINO reuses its infer requests with "
-        "their inputs set once. Per round: the range of the ratios taken within each round.")
-
-    settings = {
-        "tool": "executorch-openvino bench", "pte": str(args.pte), "method": args.method, "mode": args.mode,
-        "rounds": rounds, "iterations": None if args.time is not None else args.iterations, "seconds": args.time,
-        "warmup": args.warmup, "requests": requests, "options": chosen, "reference": reference,
-        "baseline": backends.NATIVE if any(s.backend == backends.NATIVE and s.available for s in summaries)
-        else backends.OURS,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
-        "load_average": {"before": load_before, "after": load_average()},
-        "versions": versions("executorch-openvino", "executorch", "torch", "openvino"),
-    }
-    _write(args, summaries, measured, settings, throughput)
+    say("\n".join(body(run)).rstrip())
+    _write(args, run)
     return 0
 
 
@@ -228,20 +208,20 @@ def _xnnpack(args, model, inputs, requests: int) -> backends.Backend:
     return made
 
 
-def _write(args, summaries, measured, settings, throughput: bool) -> None:
-    from .report import document, plot, write_csv, write_json
+def _write(args, run: dict) -> None:
+    from ...benchmark import csv_text, write
+    from ...benchmark.report import plot
 
     try:
         if args.json is not None:
-            write_json(args.json, document(summaries, measured, settings))
+            write(run, args.json)
             say(f"wrote {args.json}")
         if args.csv is not None:
-            write_csv(args.csv, summaries)
+            args.csv.parent.mkdir(parents=True, exist_ok=True)
+            args.csv.write_text(csv_text(run))
             say(f"wrote {args.csv}")
         if args.plot is not None:
-            amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} calls"
-            title = f"{args.pte.name} ({args.method}), {args.mode}, {amount} per backend"
-            if plot(summaries, args.plot, title, throughput):
+            if plot(run, args.plot):
                 say(f"wrote {args.plot}")
             else:
                 say(f"--plot: matplotlib is not installed, so {args.plot} was not drawn (pip install "

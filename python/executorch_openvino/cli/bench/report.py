@@ -1,228 +1,146 @@
-"""bench's results: one Summary per backend from the interleaved rounds and the output check, and
-the forms they are given in: a Markdown table, JSON, CSV and a bar chart.
+"""bench's results as one run of the engine's format (executorch_openvino.benchmark.results): a row per
+backend with its per-round samples and its outputs' difference from the reference, and the report that
+lays the rows out, as data for the engine's renderer: the printed table, the CSV's columns and the plot.
 
 Ratios are to native OpenVINO when it ran (else to executorch_openvino): latency as median over the
-baseline's median, throughput as inferences per second over the baseline's. Each round's ratio
-is taken within the round, where both ran under the same load; their range is reported beside the
-ratio of the whole run.
+baseline's median, throughput as inferences per second over the baseline's; of the whole run, and round
+by round, where both ran under the same load ("median [lowest–highest]" of the rounds' ratios).
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import math
-import statistics
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from ...benchmark import machine as _machine
+from ... import benchmark
 from ...benchmark.backends import LABELS, NATIVE, OURS, Backend
-from ...benchmark.results import FORMAT
-from ...benchmark.rounds import Rounds, Slice
-from ...benchmark.stats import percentile
+from ...benchmark.rounds import Rounds
 
 # Outputs agree when no element is further from the reference than this, relative to the
 # reference's largest magnitude (at least 1): f32 kernels differ by ~1e-6, bf16 by ~1e-2.
 AGREEMENT = 1e-3
-
-
-@dataclass
-class Summary:
-    backend: str
-    label: str
-    available: bool
-    note: str = ""
-    requests: int = 1
-    calls: int = 0
-    median_ms: Optional[float] = None
-    p90_ms: Optional[float] = None
-    mean_ms: Optional[float] = None
-    min_ms: Optional[float] = None
-    throughput_per_s: Optional[float] = None
-    ratio: Optional[float] = None
-    round_ratio_min: Optional[float] = None
-    round_ratio_max: Optional[float] = None
-    round_medians_ms: List[float] = field(default_factory=list)
-    round_throughputs_per_s: List[float] = field(default_factory=list)
-    max_abs_diff: Optional[float] = None
-    outputs_agree: Optional[bool] = None
-    properties: Dict[str, str] = field(default_factory=dict)
-
-
-def _measure(slices: Sequence[Slice], throughput: bool) -> float:
-    """What a ratio compares: the median latency, or inferences per second."""
-    if throughput:
-        seconds = sum(s.seconds for s in slices)
-        return sum(s.calls for s in slices) / seconds if seconds > 0 else math.nan
-    return statistics.median([t for s in slices for t in s.latencies_ms]) if any(s.calls for s in slices) else math.nan
-
-
-def summarize(backends: Sequence[Backend], rounds: Optional[Rounds], throughput: bool) -> List[Summary]:
-    timed = rounds.slices if rounds is not None else {}
-    baseline = NATIVE if NATIVE in timed else OURS
-    summaries = []
-    for backend in backends:
-        summary = Summary(backend.key, backend.label, backend.key in timed, backend.note, backend.requests,
-                          properties=backend.properties)
-        slices = timed.get(backend.key)
-        if slices:
-            latencies = [t for s in slices for t in s.latencies_ms]
-            summary.calls = sum(s.calls for s in slices)
-            if latencies:
-                summary.median_ms = statistics.median(latencies)
-                summary.p90_ms = percentile(latencies, 0.9)
-                summary.mean_ms = statistics.fmean(latencies)
-                summary.min_ms = min(latencies)
-            summary.throughput_per_s = _measure(slices, throughput=True)
-            summary.round_medians_ms = [statistics.median(s.latencies_ms) for s in slices if s.latencies_ms]
-            summary.round_throughputs_per_s = [s.throughput for s in slices]
-            if baseline in timed:
-                base = timed[baseline]
-                summary.ratio = _measure(slices, throughput) / _measure(base, throughput)
-                per_round = [_measure([mine], throughput) / _measure([theirs], throughput)
-                             for mine, theirs in zip(slices, base) if mine.calls and theirs.calls]
-                if per_round:
-                    summary.round_ratio_min, summary.round_ratio_max = min(per_round), max(per_round)
-        summaries.append(summary)
-    return summaries
-
-
-def check_outputs(summaries: Sequence[Summary], outputs: Dict[str, Dict[int, object]], reference: str) -> None:
-    """Sets each summary's largest difference from the reference backend's outputs (the method
-    outputs both have) and whether it is within AGREEMENT."""
-    import numpy as np
-
-    expected = outputs.get(reference)
-    if not expected:
-        return
-    for summary in summaries:
-        got = outputs.get(summary.backend)
-        if got is None:
-            continue
-        shared = [i for i in got if i in expected]
-        if not shared or any(np.shape(got[i]) != np.shape(expected[i]) for i in shared):
-            summary.outputs_agree = False
-            continue
-        differences = [float(np.max(np.abs(np.asarray(got[i], np.float64) - np.asarray(expected[i], np.float64)),
-                                    initial=0.0)) for i in shared]
-        scale = max([1.0] + [float(np.max(np.abs(np.asarray(expected[i], np.float64)), initial=0.0)) for i in shared])
-        summary.max_abs_diff = max(differences)
-        summary.outputs_agree = summary.max_abs_diff <= AGREEMENT * scale
-
-
-# --- forms ------------------------------------------------------------------------------------
-
-
-def _number(value: Optional[float], digits: int = 3) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
-
-
-def _ratio(value: Optional[float]) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.3f}x"
-
-
-def _range(summary: Summary) -> str:
-    if summary.round_ratio_min is None:
-        return "n/a"
-    return f"{summary.round_ratio_min:.3f}-{summary.round_ratio_max:.3f}"
-
-
-def _difference(summary: Summary, reference: str) -> str:
-    if summary.backend == reference:
-        return "(reference)"
-    if summary.outputs_agree is None:
-        return "n/a"
-    if summary.max_abs_diff is None:
-        return "differ (shapes)"
-    return f"{summary.max_abs_diff:.1e}" + ("" if summary.outputs_agree else " DIFFERS")
-
-
-def table(summaries: Sequence[Summary], throughput: bool, reference: str) -> List[str]:
-    baseline = "native" if any(s.backend == NATIVE and s.available for s in summaries) else "executorch_openvino"
-    versus = f"vs {LABELS[reference].split(' (')[0]}"
-    if throughput:
-        lines = [f"| backend | requests | inferences/s | median latency ms | throughput / {baseline}'s | per round | "
-                 f"max \\|diff\\| {versus} |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    else:
-        lines = [f"| backend | calls | median ms | p90 ms | ratio to {baseline} | per round | max \\|diff\\| {versus} |",
-                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for s in summaries:
-        if not s.available:
-            lines.append(f"| {s.label} | n/a | n/a | n/a | n/a | n/a | n/a |")
-        elif throughput:
-            lines.append(f"| {s.label} | {s.requests} | {_number(s.throughput_per_s, 1)} | {_number(s.median_ms)} | "
-                         f"{_ratio(s.ratio)} | {_range(s)} | {_difference(s, reference)} |")
-        else:
-            lines.append(f"| {s.label} | {s.calls} | {_number(s.median_ms)} | {_number(s.p90_ms)} | {_ratio(s.ratio)} | "
-                         f"{_range(s)} | {_difference(s, reference)} |")
-    return lines
-
-
-def document(summaries: Sequence[Summary], rounds: Optional[Rounds], settings: Dict[str, object]) -> Dict[str, object]:
-    """Everything bench measured, for --json (the CSV holds the per-backend part)."""
-    load = settings.get("load_average") or {}
-    return {
-        "format": FORMAT, "kind": "bench",
-        **settings,
-        "machine": _machine.describe(load_before=load.get("before")),
-        "backends": [asdict(s) for s in summaries],
-        "rounds_detail": [
-            {"round": r, "order": order,
-             "calls": {key: rounds.slices[key][r].calls for key in order},
-             "seconds": {key: round(rounds.slices[key][r].seconds, 6) for key in order}}
-            for r, order in enumerate(rounds.order)
-        ] if rounds is not None else [],
-    }
-
-
+VERSIONS = ("executorch-openvino", "executorch", "torch", "openvino")
+FOOTNOTE = ("executorch.runtime rows include its Python call (inputs wrapped, outputs copied, torch at one thread so "
+            "its idle OpenMP threads do not spin on OpenVINO's cores); native OpenVINO reuses its infer requests with "
+            "their inputs set once. Per round: the ratios taken within each round, median [lowest–highest].")
+# The CSV's columns, one line per backend: the row's own fields and the figures the table prints.
 CSV_COLUMNS = ("backend", "label", "available", "requests", "calls", "median_ms", "p90_ms", "mean_ms", "min_ms",
                "throughput_per_s", "ratio", "round_ratio_min", "round_ratio_max", "max_abs_diff", "outputs_agree",
                "note")
 
-
-def write_json(path: Path, content: Dict[str, object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(content, indent=2) + "\n")
+Difference = Tuple[Optional[float], bool]  # (largest absolute difference, None: the shapes differ; agrees)
 
 
-def write_csv(path: Path, summaries: Sequence[Summary]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as file:
-        writer = csv.DictWriter(file, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        for summary in summaries:
-            writer.writerow({key: ("" if value is None else value) for key, value in asdict(summary).items()})
+def _group(pte, method: str) -> str:
+    """The rows' group: the program and its method."""
+    return f"{Path(pte).name} ({method})"
 
 
-def plot(summaries: Sequence[Summary], path: Path, title: str, throughput: bool) -> bool:
-    """A bar chart (median latency with the p90 marked, or inferences per second); False when
-    matplotlib is not installed."""
-    try:
-        import matplotlib
+def baseline(timed: Sequence[str]) -> str:
+    return NATIVE if NATIVE in timed else OURS
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    timed = [s for s in summaries if s.available and s.calls][::-1]
-    figure, axes = plt.subplots(figsize=(7, 0.6 * len(timed) + 1.6))
-    names = [s.label for s in timed]
+
+def report_spec(throughput: bool, baseline_key: str, reference: str, plot_title: str, series: List[str]) -> dict:
+    """The run's report: the table bench prints, the CSV's columns and the bar plot."""
+    name = "native" if baseline_key == NATIVE else "executorch_openvino"
+    # What a ratio compares: the median latency, or inferences per second (of the whole run, and each round's).
+    whole, rounds = ("throughput_per_s", "round_throughput_per_s") if throughput else ("latency_ms", "latency_ms")
+    ratio = {"field": whole, "vs": baseline_key, "whole": True, "format": ".3f", "unit": "×"}
+    per_round = {"field": rounds, "vs": baseline_key, "format": ".3f", "unit": "×"}
+    difference = {"title": f"max \\|diff\\| vs {LABELS[reference].split(' (')[0]}", "field": "max_abs_diff",
+                  "format": ".1e",
+                  "marks": [{"where": {"variant": reference}, "text": "(reference)"},
+                            {"where": {"outputs_agree": False, "max_abs_diff": None}, "text": "differ (shapes)"},
+                            {"where": {"outputs_agree": False}, "text": "{} DIFFERS"}]}
+    median = {"field": "latency_ms", "stat": "median", "format": ".3f"}
     if throughput:
-        values = [s.throughput_per_s for s in timed]
-        axes.barh(names, values, color="#4a7ebb")
-        axes.set_xlabel("inferences per second")
+        columns = [{"title": "requests", "field": "requests", "format": "d"},
+                   {"title": "inferences/s", "field": "throughput_per_s", "format": ".1f"},
+                   {"title": "median latency ms", **median},
+                   {"title": f"throughput / {name}'s", **ratio}]
     else:
-        values = [s.median_ms for s in timed]
-        upper = [s.p90_ms - s.median_ms for s in timed]
-        axes.barh(names, values, xerr=[[0] * len(timed), upper], capsize=4, color="#4a7ebb")
-        axes.set_xlabel("latency, ms (bar: median, whisker: p90)")
-    for y, value in enumerate(values):
-        axes.text(value, y, f" {value:.3f}", va="center", ha="left", fontsize=8)
-    axes.set_title(title, fontsize=10)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return True
+        columns = [{"title": "calls", "field": "calls", "format": "d"},
+                   {"title": "median ms", **median},
+                   {"title": "p90 ms", "field": "latency_ms", "stat": "p90", "format": ".3f"},
+                   {"title": f"ratio to {name}", **ratio}]
+    figures = {"backend": {"field": "variant"}, "median_ms": {"field": "latency_ms", "stat": "median"},
+               "p90_ms": {"field": "latency_ms", "stat": "p90"}, "mean_ms": {"field": "latency_ms", "stat": "mean"},
+               "min_ms": {"field": "latency_ms", "stat": "min"}, "ratio": ratio,
+               "round_ratio_min": {**per_round, "part": "lowest"}, "round_ratio_max": {**per_round, "part": "highest"}}
+    return {
+        "tables": [{"columns": [{"title": "backend", "field": "label"}, *columns,
+                                {"title": "per round", **per_round}, difference],
+                    "text": [FOOTNOTE]}],
+        "csv": {"columns": [{"title": title, **figures.get(title, {"field": title})} for title in CSV_COLUMNS]},
+        "plot": {"title": plot_title, "series": series,
+                 **({"field": "throughput_per_s"} if throughput else median)},
+    }
+
+
+def new_bench_run(args, *, rounds: int, requests: int, options: Dict[str, str], reference: str,
+                  timed: List[str]) -> dict:
+    """The run starting now, with bench's settings and its report; its rows come when it is timed."""
+    throughput = args.mode == "throughput"
+    amount = f"{args.time:g} s" if args.time is not None else f"{args.iterations} calls"
+    what = _group(args.pte, args.method)
+    settings = {"tool": "executorch-openvino bench", "pte": str(args.pte), "method": args.method, "mode": args.mode,
+                "rounds": rounds, "iterations": None if args.time is not None else args.iterations,
+                "seconds": args.time, "warmup": args.warmup, "requests": requests, "options": options,
+                "reference": reference, "baseline": baseline(timed)}
+    plot_title = (f"{what}, {args.mode}, {amount} per backend: "
+                  + ("inferences per second" if throughput else "median latency, ms"))
+    return benchmark.new_run("bench", f"executorch-openvino bench: {what}, {args.mode}", versions=VERSIONS,
+                             settings=settings,
+                             report=report_spec(throughput, baseline(timed), reference, plot_title, timed))
+
+
+def output_differences(outputs: Dict[str, Dict[int, object]], reference: str) -> Dict[str, Difference]:
+    """Each backend's largest difference from the reference backend's outputs (the method outputs both
+    have; None when their shapes differ), and whether it is within AGREEMENT."""
+    import numpy as np
+
+    expected = outputs.get(reference)
+    if not expected:
+        return {}
+    found: Dict[str, Difference] = {}
+    for key, got in outputs.items():
+        shared = [i for i in got if i in expected]
+        if not shared or any(np.shape(got[i]) != np.shape(expected[i]) for i in shared):
+            found[key] = (None, False)
+            continue
+        largest = max(float(np.max(np.abs(np.asarray(got[i], np.float64) - np.asarray(expected[i], np.float64)),
+                                    initial=0.0)) for i in shared)
+        scale = max([1.0] + [float(np.max(np.abs(np.asarray(expected[i], np.float64)), initial=0.0)) for i in shared])
+        found[key] = (largest, largest <= AGREEMENT * scale)
+    return found
+
+
+def add_backends(run: dict, made: Sequence[Backend], rounds: Optional[Rounds],
+                 differences: Dict[str, Difference]) -> None:
+    """A row per backend (the timed ones with their rounds' samples, calls, seconds and turns), and a
+    note for each backend not timed and each whose outputs differ."""
+    timed = rounds.slices if rounds is not None else {}
+    group, reference = _group(run["settings"]["pte"], run["settings"]["method"]), run["settings"]["reference"]
+    for backend in made:
+        slices = timed.get(backend.key)
+        row = benchmark.add_row(run, group, backend.key, label=backend.label, available=bool(slices),
+                                properties=backend.properties)
+        if backend.note:
+            row["note"] = backend.note
+            run["notes"].append(f"{backend.label}: {'' if slices else 'n/a: '}{backend.note}")
+        if slices:
+            seconds = sum(s.seconds for s in slices)
+            row.update(requests=backend.requests, calls=sum(s.calls for s in slices),
+                       latency_ms=[s.latencies_ms for s in slices],
+                       throughput_per_s=sum(s.calls for s in slices) / seconds if seconds > 0 else None,
+                       round_throughput_per_s=[s.throughput if s.calls else None for s in slices],
+                       round_calls=[s.calls for s in slices], round_seconds=[round(s.seconds, 6) for s in slices],
+                       turn=[order.index(backend.key) for order in rounds.order])
+        if backend.key in differences:
+            row["max_abs_diff"], row["outputs_agree"] = differences[backend.key]
+            if not row["outputs_agree"]:
+                largest = row["max_abs_diff"]
+                run["notes"].append(
+                    f"WARNING: {backend.label}'s outputs differ from {LABELS[reference]}'s by "
+                    f"{largest if largest is not None else 'their shapes'}: the rows do not compute the same thing "
+                    "(a lower precision or a quantized model does this)")
