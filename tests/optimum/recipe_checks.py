@@ -5,12 +5,13 @@ per test module."""
 
 from __future__ import annotations
 
+import itertools
 import operator
 from pathlib import Path
 from typing import Callable, Dict, List
 
 import executorch_openvino
-from executorch_openvino.ir_passes.grown_cache import GROWN_VARIABLE_PREFIX
+from executorch_openvino.container.ir_names import GROWN_VARIABLE_PREFIX
 
 DELEGATE = "executorch_call_delegate"
 
@@ -88,3 +89,37 @@ def assert_delegated(program, method: str, allowed_outside: List[str] = ()) -> D
     assert not unexpected, f"{method}: outside the delegate: {unexpected}"
     assert report["mutated_buffers"] == [], f"{method}: buffers ExecuTorch copies in and out: {report}"
     return report
+
+
+def assert_greedy_steps_equal_eager(step: Callable, eager_logits: Callable, prompt: List[int], steps: int,
+                                    check: Callable) -> List[int]:
+    """Greedy decoding of our program (executorch_openvino.generation.greedy over `step(tokens, position)`,
+    which returns the logits of the positions it was given), each step's logits checked against eager
+    PyTorch's on the whole sequence so far, without a cache (`eager_logits(sequence)`: a row per
+    position): the prompt's every position at the first step, then the new position.
+    `check(got, want, what)` compares; returns the `steps` ids chosen."""
+    from executorch_openvino.generation import greedy
+
+    sequence = list(prompt)
+    for index, (token, logits) in enumerate(itertools.islice(greedy(step, prompt), steps)):
+        want = eager_logits(sequence)
+        got, want = (logits, want) if index == 0 else (logits[-1:], want[-1:])
+        check(got, want, f"step {index}, position {len(sequence) - 1}")
+        sequence.append(token)
+    return sequence[len(prompt):]
+
+
+def causal_lm_step(ours, *first_inputs, token_a_call: bool = False) -> Callable:
+    """step(tokens, position) over optimum's ExecuTorchModelForCausalLM (or multimodal model) forward: a row
+    of logits per position given. `first_inputs` go with the call at position 0 only (an image's pixels);
+    `token_a_call`: the program takes one token a call (static shapes), so the tokens are fed one at a time."""
+    import torch
+
+    def step(tokens: List[int], position: int):
+        if token_a_call:
+            return torch.cat([ours.forward(torch.tensor([[token]]), torch.tensor([position + i]))[0]
+                              for i, token in enumerate(tokens)])
+        extra = first_inputs if position == 0 else ()
+        return ours.forward(torch.tensor([tokens]), torch.arange(position, position + len(tokens)), *extra)[0]
+
+    return step

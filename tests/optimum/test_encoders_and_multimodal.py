@@ -22,7 +22,8 @@ import torch
 
 from hf_checkpoints import (CONTEXT, CUSTOM_CACHE_LM, IMAGE_CLASSIFICATION, MASKED_LM, MULTIMODAL, VOCAB, load_eager,
                             save_gemma3_vision_processor)
-from recipe_checks import assert_delegated, export, exported_once, openvino_variables
+from recipe_checks import (assert_delegated, assert_greedy_steps_equal_eager, causal_lm_step, export, exported_once,
+                           openvino_variables)
 
 TASKS = {**{name: "fill-mask" for name in MASKED_LM}, **{name: "image-classification" for name in IMAGE_CLASSIFICATION}}
 # From one token to the longest the program takes (optimum's example: CONTEXT - 1 tokens); from 17
@@ -143,16 +144,13 @@ def test_custom_caches_generate_eager_greedy_ids_past_the_window_with_eager_logi
 
     # Every step's logits against transformers on the whole sequence so far, without a cache: the
     # prompt in one call, then a token a call, the rings overwritten from position 32 on.
-    sequence = list(PROMPT)
-    logits = ours.forward(torch.tensor([sequence]), torch.arange(len(sequence)))[0]
-    for step in range(STEPS):
+    def eager_logits(sequence):
         with torch.no_grad():
-            want = eager(input_ids=torch.tensor([sequence]), use_cache=False).logits[0]
-        got, want = (logits, want) if step == 0 else (logits[-1:], want[-1:])
-        _assert_logits(got, want, f"{name}, step {step}, position {len(sequence) - 1}")
-        token = int(logits[-1].argmax())
-        sequence.append(token)
-        logits = ours.forward(torch.tensor([[token]]), torch.tensor([len(sequence) - 1]))[0]
+            return eager(input_ids=torch.tensor([sequence]), use_cache=False).logits[0]
+
+    checked = assert_greedy_steps_equal_eager(causal_lm_step(ours), eager_logits, list(PROMPT), STEPS,
+                                              lambda got, want, what: _assert_logits(got, want, f"{name}, {what}"))
+    assert checked == generated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,13 +232,11 @@ def test_multimodal_generates_eager_greedy_ids_from_an_image_with_eager_logits(n
     assert generated == expected
     assert len(set(generated)) > MULTIMODAL_STEPS // 4, "the steps hardly differ"
 
-    sequence = ids[0].tolist()
-    logits = ours.forward(ids, torch.arange(len(sequence)), pixels)[0]
-    for step in range(MULTIMODAL_STEPS):
+    def eager_logits(sequence):
         with torch.no_grad():
-            want = eager(input_ids=torch.tensor([sequence]), pixel_values=pixels, use_cache=False).logits[0]
-        got, want = (logits, want) if step == 0 else (logits[-1:], want[-1:])
-        _assert_logits(got, want, f"{name}, step {step}")
-        token = int(logits[-1].argmax())
-        sequence.append(token)
-        logits = ours.forward(torch.tensor([[token]]), torch.tensor([len(sequence) - 1]))[0]
+            return eager(input_ids=torch.tensor([sequence]), pixel_values=pixels, use_cache=False).logits[0]
+
+    checked = assert_greedy_steps_equal_eager(causal_lm_step(ours, pixels), eager_logits, ids[0].tolist(),
+                                              MULTIMODAL_STEPS,
+                                              lambda got, want, what: _assert_logits(got, want, f"{name}, {what}"))
+    assert checked == generated

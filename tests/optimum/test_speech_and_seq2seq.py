@@ -26,7 +26,7 @@ import torch
 
 from hf_checkpoints import CONTEXT, SEQ2SEQ_TASKS, WHISPER_FRAMES, load_eager_seq2seq
 from executorch_openvino.ir_passes.grown_cache import LENGTH_VARIABLE
-from recipe_checks import assert_delegated, export, openvino_variables
+from recipe_checks import assert_delegated, assert_greedy_steps_equal_eager, export, openvino_variables
 
 STEPS = 32
 METHODS = ("encoder", "text_decoder", "sampler")
@@ -103,18 +103,27 @@ def test_whisper_generates_eager_greedy_ids_and_each_step_equals_transformers_wi
 
         # Each step as optimum's generate runs it, against the plain model on the whole sequence
         # so far, without a cache.
-        sequence, encoder_outputs, previous = [ours.decoder_start_token_id], None, None
-        for step in range(STEPS):
-            logits, encoder_outputs = ours.forward(features, torch.tensor([[sequence[-1]]]), torch.tensor([step]),
+        encoder_outputs, previous = None, None
+
+        def step(tokens, position):  # the decoder a token a call, the encoder's outputs kept from the first
+            nonlocal encoder_outputs
+            logits, encoder_outputs = ours.forward(features, torch.tensor([tokens]), torch.tensor([position]),
                                                    encoder_outputs)
+            return logits[0]
+
+        def eager_logits(sequence):
             with torch.no_grad():
-                want = eager(input_features=features, decoder_input_ids=torch.tensor([sequence]),
-                             use_cache=False).logits[:, -1:]
-            _assert_close(logits, want, f"{name}: step {step}")
-            assert previous is None or not torch.equal(logits, previous), f"{name}: step {step} repeats the last"
-            previous = logits
-            sequence.append(int(logits[0, -1].argmax()))
-        assert sequence[1:] == generated
+                return eager(input_features=features, decoder_input_ids=torch.tensor([sequence]),
+                             use_cache=False).logits[0]
+
+        def check(got, want, what):
+            nonlocal previous
+            _assert_close(got, want, f"{name}: {what}")
+            assert previous is None or not torch.equal(got, previous), f"{name}: {what} repeats the last"
+            previous = got
+
+        assert assert_greedy_steps_equal_eager(step, eager_logits, [ours.decoder_start_token_id], STEPS,
+                                               check) == generated
 
         text = processor.tokenizer.decode(generated, skip_special_tokens=True)
         assert text and ours.transcribe(processor.tokenizer, features, max_seq_len=STEPS + 1) == text

@@ -18,7 +18,7 @@ from hf_checkpoints import CAUSAL_LM, CONTEXT, load_eager
 # runs Gemma 3 with the custom caches it needs past it.
 WINDOWED = {"gemma3"}
 FULL_LENGTH = sorted(set(CAUSAL_LM) - WINDOWED)
-from recipe_checks import assert_delegated, export, exported_once
+from recipe_checks import assert_delegated, assert_greedy_steps_equal_eager, causal_lm_step, export, exported_once
 
 STEPS = 32
 PROMPT = [1, 17, 42, 99, 5, 230, 7]
@@ -55,23 +55,17 @@ def test_optimum_generates_eager_greedy_ids_and_each_step_equals_transformers_wi
     assert generated == _greedy_eager(eager, PROMPT, STEPS)
     assert len(set(generated)) > 1, "one token repeated: the steps do not differ"
 
-    # The logits of every step against the plain model on the whole sequence so far, no cache. A
-    # program exported with static shapes (Gemma 3's hybrid cache) takes the prompt a token a call.
-    sequence = list(PROMPT)
-    if ours.model.method_meta("forward").input_tensor_meta(0).sizes()[1] > 1:
-        logits = ours.forward(torch.tensor([sequence]), torch.arange(len(sequence)))[0]
-    else:
-        logits = torch.cat([ours.forward(torch.tensor([[token]]), torch.tensor([position]))[0]
-                            for position, token in enumerate(sequence)])
-    for step in range(STEPS):
+    # The logits of every step against the plain model on the whole sequence so far, no cache (a
+    # program exported with static shapes, Gemma 3's hybrid cache, takes the prompt a token a call).
+    def eager_logits(sequence):
         with torch.no_grad():
-            expected = eager(input_ids=torch.tensor([sequence]), use_cache=False).logits
-        got = logits if step == 0 else logits[-1:]
-        want = expected[0] if step == 0 else expected[0, -1:]
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4 * want.abs().mean().item(), msg=f"step {step}")
-        token = int(logits[-1].argmax())
-        sequence.append(token)
-        logits = ours.forward(torch.tensor([[token]]), torch.tensor([len(sequence) - 1]))[0]
+            return eager(input_ids=torch.tensor([sequence]), use_cache=False).logits[0]
+
+    def check(got, want, what):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4 * want.abs().mean().item(), msg=what)
+
+    step = causal_lm_step(ours, token_a_call=ours.model.method_meta("forward").input_tensor_meta(0).sizes()[1] == 1)
+    assert assert_greedy_steps_equal_eager(step, eager_logits, list(PROMPT), STEPS, check) == generated
 
 
 def test_a_windowed_program_equals_eager_inside_its_window_and_refuses_past_it(exported, saved):

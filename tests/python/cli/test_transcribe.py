@@ -1,6 +1,6 @@
 """`transcribe`'s own part, without optimum: reading the WAV file (what it accepts, what it refuses
 and how), and the refusals before anything loads. Transcribing with optimum's classes runs in
-tests/optimum (test_readme.py)."""
+tests/optimum (test_hugging_face_page.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The README's Hugging Face commands, run as a user runs them in .venv-optimum: random checkpoints
-saved by examples/hf_checkpoint.py, exported by optimum-cli with the openvino recipe, then
-`executorch-openvino generate` and `transcribe` (the first line, making and activating the
-environment, is what runs these tests)."""
+"""The Hugging Face commands of docs/hugging-face.md (the README links there), run as a user runs them
+in .venv-optimum: random checkpoints saved by examples/hf_checkpoint.py, exported by optimum-cli with the
+openvino recipe, then `executorch-openvino generate` and `transcribe` (the first line, making and
+activating the environment, is what runs these tests)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-HEADING = "## Hugging Face models"
+PAGE, HEADING = REPO / "docs" / "hugging-face.md", "## Export and run"
 
 
 def readme_commands():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     section = text[text.index(HEADING):]
     block = re.search(r"^```sh\n(.*?)^```", section, re.M | re.S).group(1)
+    block = re.sub(r"\\\n\s*", "", block)  # a command continued on the next line is one command
     lines = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
     assert lines[0].startswith("make venv-optimum"), lines[0]
     return lines[1:]
