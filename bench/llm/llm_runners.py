@@ -58,18 +58,23 @@ def make_runner(variant: str, fmt: str, work: Path):
 
 
 def import_for(variant: str) -> None:
-    """The imports a variant's process needs before the RSS baseline (so the baseline holds them)."""
+    """The imports a variant's process needs before the RSS baseline (so the baseline holds them, and
+    OpenVINO's libraries for ours as for GenAI, which loads them at import: the runtime's own libraries
+    are not the model's memory)."""
     if variant in llm_setup.GENAI_VARIANTS:
         import openvino_genai  # noqa: F401
     elif variant != llm_setup.LLAMACPP:
         import executorch.runtime  # noqa: F401
         if variant in llm_setup.OURS_VARIANTS:
-            import executorch_openvino  # noqa: F401
+            import executorch_openvino
+
+            executorch_openvino.runtime.library.load().describe_runtime()  # opens OpenVINO's libraries
 
 
 def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> dict:
-    """In a fresh process: load, one conversation; load time, RSS and peak RSS, ids and logits (saved
-    next to the artifacts as probe-<variant>-<fmt>.pt)."""
+    """In a fresh process: load, a conversation of the prompt and one token (the first prefill), then
+    the probe's conversation; load time, resident memory after each phase, the load's peak and the
+    whole peak, ids and logits (saved next to the artifacts as probe-<variant>-<fmt>.pt)."""
     import_for(variant)
     baseline = rss_kb()
     if not reset_peak():
@@ -77,12 +82,17 @@ def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> 
     start = time.perf_counter()
     runner = make_runner(variant, fmt, work)
     load_ms = (time.perf_counter() - start) * 1e3
+    phases = {"load_kb": rss_kb(), "load_peak_kb": peak_kb()}
+    runner.conversation(prompt, 1)
+    phases["prefill_kb"] = rss_kb()
     talk = runner.conversation(prompt, steps, keep_logits=True)
+    phases["decode_kb"] = rss_kb()
     peak = peak_kb()
     if variant == llm_setup.LLAMACPP:  # its own process: all of its memory is what it added
         baseline, peak = 0, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        phases = {}
     torch.save({"ids": talk["ids"], "logits": talk["logits"]}, work / f"probe-{variant}-{fmt}.pt")
-    return {"load_ms": load_ms, "baseline_kb": baseline, "peak_kb": peak}
+    return {"load_ms": load_ms, "baseline_kb": baseline, "peak_kb": peak, **phases}
 
 
 def rounds(variants: List[str], fmt: str, work: Path, prompt: List[int], steps: int,

@@ -61,9 +61,10 @@ class Size:
                     vocab=self.vocab, context=self.context)
 
 
-# The sizes users run: the shapes of SmolLM2-360M, Qwen2.5-0.5B and Llama-3.2-1B (untied here), random
+# The sizes users run: the shapes of SmolLM2-135M, SmolLM2-360M, Qwen2.5-0.5B and Llama-3.2-1B (untied here), random
 # weights; prompts of 128 and 1024 tokens, 128 generated. "tiny": the smoke run's, seconds to export and run.
 SIZES: Dict[str, Size] = {size.name: size for size in (
+    Size("smollm2-135m", 576, 30, 9, 3, 1536, 49152, 1280, group=64),  # 576 is no multiple of 128
     Size("smollm2-360m", 960, 32, 15, 5, 2560, 49152, 1280, group=64),  # 960 is no multiple of 128
     Size("smollm2-360m-p1024", 960, 32, 15, 5, 2560, 49152, 1280, prompt=1024, group=64),
     Size("qwen2.5-0.5b", 896, 24, 14, 2, 4864, 151936, 1280),

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s MODEL.pte [INPUT.bin OUTPUT.bin]\n", argv[0]);
     return 2;
   }
-  Module module(argv[1]);
+  Module module(argv[1], Module::LoadMode::Mmap);  // the weights read where they lie (docs/memory.md)
   auto meta = module.method_meta("forward");
   if (!meta.ok()) {
     std::fprintf(stderr, "cannot load %s: error 0x%x %s\n", argv[1], static_cast<unsigned>(meta.error()),

@@ -212,9 +212,11 @@ int run(const Options& options) {
                  kProgram, executorch_openvino_backend_id(), hex(static_cast<Error>(registration)).c_str());
   }
 
+  // Mapped, so the delegate reads the weights where they lie and gives their pages back once OpenVINO has
+  // its own layout of them (docs/memory.md); File would read them into memory, copied once more.
   std::unique_ptr<Module> loaded = options.data.empty()
-                                       ? std::make_unique<Module>(options.model, Module::LoadMode::File)
-                                       : std::make_unique<Module>(options.model, options.data, Module::LoadMode::File);
+                                       ? std::make_unique<Module>(options.model, Module::LoadMode::Mmap)
+                                       : std::make_unique<Module>(options.model, options.data, Module::LoadMode::Mmap);
   Module& module = *loaded;
   executorch_openvino_clear_last_error();
   auto start = std::chrono::steady_clock::now();

@@ -98,16 +98,17 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
     weights->release();
   };
 
-  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled = delegate::shared_compiled_model(
-      *runtime.value(), {*parsed.blob, options.value(), [&weights] { return weights->read(); }, release}, notes);
+  auto take = [&weights, processed] { return weights->take(*processed); };
+  Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
+      delegate::shared_compiled_model(*runtime.value(), {*parsed.blob, options.value(), take, release}, notes);
   log_notes(notes);
   if (!compiled.ok()) return delegate::report(compiled.failure());
   // Copied: the blob goes.
   std::optional<blob::InputArguments> arguments = parsed.blob->input_arguments;
   std::vector<blob::InputBound> bounds = parsed.blob->input_bounds;
-  // The compiled model owns what it still needs (a copy of the weights), so ExecuTorch's copy of
-  // the blob (and of named weights) goes now (if compile() has not already released it) instead of
-  // living as long as the method.
+  // The compiled model owns what it still needs (the weights it took over, in place), so the rest of
+  // ExecuTorch's buffers goes now (if compile() has not already released it) instead of living as
+  // long as the method.
   release();
   return make_handle(context, *runtime.value(), std::move(compiled).value(), std::move(arguments), std::move(bounds));
 }

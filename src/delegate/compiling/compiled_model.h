@@ -9,6 +9,7 @@
 
 #include "common/outcome.h"
 #include "delegate/compiling/aligned_bytes.h"
+#include "delegate/compiling/held_weights.h"
 #include "delegate/compiling/paged_model.h"
 #include "delegate/options/compile_options.h"
 #include "openvino_api/objects.h"
@@ -17,10 +18,11 @@
 namespace executorch_openvino::delegate {
 
 struct CompiledModel {
-  // What the compiled model may read in place: the IR's weights (OpenVINO's CPU plugin uses some
-  // constants from them) or the imported model's bytes (import keeps pointing into them). Declared
+  // What an imported model may read in place: its bytes (import keeps pointing into them). Declared
   // first so it is destroyed last.
   AlignedBytes backing;
+  // The IR's weights, read in place when the IR was compiled (held_weights.h). Destroyed after `model`.
+  HeldWeights weights;
   openvino_api::CompiledModelPtr model;
   std::vector<openvino_api::PortInfo> inputs;
   std::vector<openvino_api::PortInfo> outputs;

@@ -151,7 +151,9 @@ std::string describe_compiled_models() {
     if (!model) continue;
     // use_count counts our local copy too.
     text += "device=" + model->device + " source=" + source_name(model->source) +
-            " users=" + std::to_string(model.use_count() - 1) + (model->paged ? " attention=paged " : " ") +
+            " users=" + std::to_string(model.use_count() - 1) + " weights=" + backing_name(model->weights.backing()) +
+            " weights_given_back=" + std::to_string(model->weights.given_back()) +
+            (model->paged ? " attention=paged " : " ") +
             model->effective_properties + "\n";
   }
   return text;

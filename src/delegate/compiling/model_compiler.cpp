@@ -104,17 +104,17 @@ class Compilation {
 
   // The IR read, paged where asked and possible, compiled, and stored in the model-file cache.
   Status from_ir() {
-    Outcome<blob::Span> weights = request_.read_weights();
+    Outcome<HeldWeights> weights = request_.take_weights();
     if (!weights.ok()) return weights.failure();
-    result_.backing = AlignedBytes::copy_of(weights->data, weights->size);
+    result_.weights = std::move(weights).value();
     const blob::Span xml = request_.parsed.ir_xml;
     const bool wants_paging = options_.attention == kPagedAttention ||
                               (options_.attention == kAutoAttention && request_.parsed.grown_caches > 0);
     Outcome<openvino_api::ModelPtr> model =
         openvino_api::read_model(runtime_, reinterpret_cast<const char*>(xml.data), xml.size,
-                                 result_.backing.data.get(), result_.backing.size);
+                                 result_.weights.data(), result_.weights.size());
     if (!model.ok()) return model.failure();
-    release_blob();  // the model holds its XML; the weights are in `backing`
+    release_blob();  // the model holds its XML; the weights hold what of the blob they need
     std::optional<std::string> paged_type;
     if (wants_paging) {
       Outcome<std::optional<std::string>> paged = page_attention(runtime_, options_, model->get(), notes_);
@@ -133,6 +133,7 @@ class Compilation {
     if (!compiled.ok()) return compiled.failure();
     result_.model = std::move(compiled).value();
     store_in_model_cache(paged_type.has_value());
+    result_.weights.after_compile();
     return ok_status();
   }
 

@@ -12,6 +12,7 @@
 #include "blob/delegate_blob.h"
 #include "common/outcome.h"
 #include "delegate/compiling/compiled_model.h"
+#include "delegate/compiling/held_weights.h"
 #include "delegate/compiling/model_file_cache.h"
 #include "delegate/options/compile_options.h"
 #include "openvino_api/runtime.h"
@@ -20,16 +21,16 @@ namespace executorch_openvino::delegate {
 
 // The IR's weights, asked for only when the IR itself is compiled: an imported model reads none, so
 // weights kept in the program's named data are fetched only then (delegate/compiling/named_weights.h).
-using ReadWeights = std::function<Outcome<blob::Span>()>;
+// Taken over by the compiled model, which reads them in place (held_weights.h).
+using TakeWeights = std::function<Outcome<HeldWeights>()>;
 
 // What compile() makes a model from.
 struct CompileRequest {
   const blob::ParsedBlob& parsed;
   const CompileOptions& options;
-  ReadWeights read_weights;
-  // Called as soon as neither `parsed` nor the weights are read any more (before the IR is compiled),
-  // so the blob and the copy of its weights are not both held while OpenVINO compiles: peak memory at
-  // load stays near native OpenVINO's.
+  TakeWeights take_weights;
+  // Called as soon as `parsed` is not read any more: when a precompiled model or the model cache
+  // served, or the IR has been read (what of ExecuTorch's buffer the weights need, they have taken).
   std::function<void()> release_blob = {};
   // The model-file cache's file for this model, when a cache folder is in use and the device is a
   // physical one: imported when usable, else written after the IR is compiled (without OpenVINO's
@@ -37,8 +38,8 @@ struct CompileRequest {
   std::optional<CacheEntry> cache_entry = std::nullopt;
 };
 
-// After checking the device is present. What OpenVINO may keep reading (weights, or the imported
-// bytes) is copied once into memory the compiled model owns. `notes` receives what is worth saying:
+// After checking the device is present. The compiled model keeps what OpenVINO may read: the IR's
+// weights in place, or a copy of the imported bytes. `notes` receives what is worth saying:
 // why none of the blob's precompiled models was used, why a cached file was not, why the attention
 // was left as exported, why the model was not stored.
 Outcome<std::unique_ptr<CompiledModel>> compile(openvino_api::Runtime& runtime, const CompileRequest& request,

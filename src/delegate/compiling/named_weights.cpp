@@ -73,14 +73,14 @@ Outcome<IrWeights> IrWeights::of(const blob::ParsedBlob& parsed, const NamedData
   return IrWeights({}, map, parsed.named_weights);
 }
 
-Outcome<blob::Span> IrWeights::read() {
-  if (!named_) return in_blob_;
+Outcome<HeldWeights> IrWeights::take(FreeableBuffer& blob) {
+  if (!named_) return HeldWeights::from(blob, in_blob_);
   if (!fetched_) {
     Outcome<FreeableBuffer> fetched = fetch_named_weights(map_, *named_);
     if (!fetched.ok()) return fetched.failure();
     fetched_.emplace(std::move(fetched).value());
   }
-  return blob::Span{static_cast<const uint8_t*>(fetched_->data()), fetched_->size()};
+  return HeldWeights::from(*fetched_, blob::Span{static_cast<const uint8_t*>(fetched_->data()), fetched_->size()});
 }
 
 void IrWeights::release() {

@@ -10,6 +10,7 @@
 #include <executorch/runtime/core/named_data_map.h>
 
 #include "blob/delegate_blob.h"
+#include "delegate/compiling/held_weights.h"
 #include "common/outcome.h"
 
 namespace executorch_openvino::delegate {
@@ -30,8 +31,11 @@ class IrWeights {
   // a compiled model of it is at hand. Size and checksum are checked by read().
   static Outcome<IrWeights> of(const blob::ParsedBlob& parsed, const executorch::runtime::NamedDataMap* map);
 
-  Outcome<blob::Span> read();
-  // Frees fetched named data (ExecuTorch's buffer); the blob's own weights are freed with the blob.
+  // The weights for the compiled model (held_weights.h): the blob's own section, inside `blob` (ExecuTorch's
+  // buffer of the delegate blob), or the named data, fetched now (size and checksum checked). A mapped
+  // buffer is taken over; any other is copied from and left to be released.
+  Outcome<HeldWeights> take(executorch::runtime::FreeableBuffer& blob);
+  // Frees fetched named data not taken over (ExecuTorch's buffer); the blob's own weights go with the blob.
   void release();
 
  private:

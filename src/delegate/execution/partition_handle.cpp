@@ -163,6 +163,7 @@ Status PartitionHandle::execute(Span<EValue*> args, EventTracer* tracer) {
   }
   const et_timestamp_t start = tracer != nullptr ? et_pal_current_ticks() : 0;
   if (Status answered = conversation_->after_call(infer(tracer), request_.get()); !answered.ok()) return answered;
+  compiled_->weights.after_call();
   if (tracer != nullptr && compiled_->profiling) record_layers(tracer, start);
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
 }
