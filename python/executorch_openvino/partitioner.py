@@ -10,7 +10,7 @@ import torch
 from executorch.exir.backend.partitioner import DelegationSpec, Partitioner, PartitionResult
 from torch.export import ExportedProgram
 
-from . import partition
+from . import lowering_progress, partition
 from .backend_id import BACKEND_ID
 from .container import compile_specs
 from .partition import NodeSupport, OpSpec, Partitioning
@@ -113,6 +113,8 @@ class OpenvinoPartitioner(Partitioner):
     def transform_for_pre_decomposition(self, exported_program: ExportedProgram) -> ExportedProgram:
         """Keeps whole through to_edge what this delegate takes whole: recurrent layers and attention
         (partition/kept_whole.py)."""
+        # ExecuTorch calls this hook first, then decomposes the program and runs its edge passes.
+        lowering_progress.started(lowering_progress.DECOMPOSITIONS)
         # Read while the buffers still hold values (see partition/equal_values.equal_buffers); a name
         # seen with other values in another method is unknown.
         for name, fingerprint in fingerprints(exported_program).items():
@@ -122,6 +124,7 @@ class OpenvinoPartitioner(Partitioner):
         return partition.keep_whole(exported_program, NodeSupport(self.skip_ops, self.skip_nodes))
 
     def partition(self, exported_program: ExportedProgram) -> PartitionResult:
+        lowering_progress.started(lowering_progress.PARTITIONING)
         partitioning = partition.run(Partitioning(
             exported_program, NodeSupport(self.skip_ops, self.skip_nodes), self.delegation_spec,
             stateful=self.stateful, external_weights=self.external_weights,

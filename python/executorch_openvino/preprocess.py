@@ -12,7 +12,7 @@ from executorch.exir.backend.backend_details import BackendDetails, PreprocessRe
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from torch.export import ExportedProgram
 
-from . import convert, fx_passes, ir_passes
+from . import convert, fx_passes, ir_passes, lowering_progress
 from .container import compile_specs, writer
 
 
@@ -28,7 +28,10 @@ class ExecutorchOpenvinoBackend(BackendDetails):
     @staticmethod
     def preprocess(edge_program: ExportedProgram, compile_spec: List[CompileSpec]) -> PreprocessResult:
         options = compile_specs.from_compile_specs(compile_spec)
+        lowering_progress.started(lowering_progress.CONVERSION)
         graph = fx_passes.prepare(edge_program)
         model = convert.to_openvino(graph.module, edge_program.range_constraints)
+        lowering_progress.started(lowering_progress.IR_PASSES)
         lowering = ir_passes.run(ir_passes.Lowering(model, edge_program, graph.consumed_buffers, options))
+        lowering_progress.started(lowering_progress.CONTAINER)
         return writer.write(lowering, edge_program, options)

@@ -22,6 +22,7 @@ DOCUMENTED = {
     "executorch_openvino.container": ["delegate_blobs", "DelegateBlob"],
     "executorch_openvino.runtime.cpu_capabilities": ["describe"],
     "executorch_openvino.cli": ["main"],
+    "executorch_openvino.lowering_progress": ["listening"],
 }
 
 

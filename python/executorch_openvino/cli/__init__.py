@@ -24,6 +24,7 @@ import traceback
 from typing import List, Optional
 
 from .cmake_package import cmake_config, cmake_prefix
+from .progress import show_steps_when_verbose
 from .user_errors import USAGE_ERROR, CliError
 from ._third_party_noise import known_messages_hidden
 
@@ -86,6 +87,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     if args.verbose:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    show_steps_when_verbose(args.verbose)
     # Without -v, third-party start-up noise is hidden, one known message at a time.
     with contextlib.nullcontext() if args.verbose else known_messages_hidden():
         try:

@@ -132,16 +132,16 @@ def main(args) -> int:
     inside, outside, partitions = delegation_summary(lowered, executorch_openvino.BACKEND_ID)
     refusals = partitioner.last_support.refusals if partitioner.last_support is not None else {}
     lines = refusal_lines(lowered, refusals) if outside else []
-    with step("serializing"):
+    with step(f"writing {args.out}"):
         program = lowered.to_executorch()
         buffer = program.buffer
-    try:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_bytes(buffer)
-        if args.external_weights:
-            program.write_tensor_data_to_file(str(args.out.parent))
-    except OSError as error:
-        raise CliError(f"cannot write {args.out}: {error}") from error
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_bytes(buffer)
+            if args.external_weights:
+                program.write_tensor_data_to_file(str(args.out.parent))
+        except OSError as error:
+            raise CliError(f"cannot write {args.out}: {error}") from error
     say(f"wrote {args.out} ({len(buffer) / 1e6:.2f} MB)")
     if args.external_weights:
         data = args.out.parent / f"{args.external_weights}.ptd"

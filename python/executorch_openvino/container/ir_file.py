@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import mmap
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Tuple
+from typing import Iterator, Tuple, Union
 
 
 def stable_names(model) -> None:
@@ -39,10 +41,29 @@ def _name_by_place(model, prefix: str) -> None:
 def serialize(model, compress_to_fp16: bool = False) -> Tuple[bytes, bytes]:
     """The IR's XML and weights. OpenVINO's save_model stores fp32 weights as fp16 by default; here
     that happens only when asked for."""
+    with serialized(model, compress_to_fp16) as (xml, weights):
+        return xml, bytes(weights)
+
+
+@contextmanager
+def serialized(model, compress_to_fp16: bool = False) -> Iterator[Tuple[bytes, Union[memoryview, bytes]]]:
+    """serialize(), with the weights as the file save_model wrote, mapped into memory and valid inside
+    the block only: the blob copies them once, from there (reading the file into bytes first cost a
+    second copy, 1.7 s of a 620 MB model's 5.6 s container write)."""
     import openvino as ov
 
     stable_names(model)
     with tempfile.TemporaryDirectory(prefix="executorch_openvino_") as folder:
         xml = Path(folder) / "model.xml"
         ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
-        return xml.read_bytes(), xml.with_suffix(".bin").read_bytes()
+        with open(xml.with_suffix(".bin"), "rb") as weights_file:
+            if not weights_file.seek(0, 2):  # a model without weights: an empty file cannot be mapped
+                yield xml.read_bytes(), b""
+                return
+            # Unmapped before the folder goes: Windows cannot delete a mapped file.
+            with mmap.mmap(weights_file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                view = memoryview(mapped)
+                try:
+                    yield xml.read_bytes(), view
+                finally:
+                    view.release()  # fails (BufferError) if a caller kept a view of it past the block

@@ -8,17 +8,19 @@ from torch.export import ExportedProgram
 from . import named_weights
 from .blob import build_blob
 from .compile_specs import ExportOptions
-from .ir_file import serialize
+from .ir_file import serialized
 from .precompiled import precompile
 
 
 def write(lowering, edge_program: ExportedProgram, options: ExportOptions) -> PreprocessResult:
     """The blob of a lowered partition (an ir_passes.Lowering), and the partition's weights as named
     data when they go to a .ptd file."""
-    xml, weights = serialize(lowering.model, compress_to_fp16=options.compress_to_fp16)
-    precompiled = [precompile(xml, weights, device, options.properties, options.precision) for device in options.precompile]
-    tag = named_weights.file_tag(edge_program)
-    where, store = named_weights.store(weights, tag) if tag is not None and weights else (None, None)
-    blob = build_blob(xml, weights if where is None else b"", precompiled, lowering.arguments, where, lowering.bounds,
-                      lowering.grown_caches)
+    with serialized(lowering.model, compress_to_fp16=options.compress_to_fp16) as (xml, weights):
+        precompiled = [precompile(xml, weights, device, options.properties, options.precision)
+                       for device in options.precompile]
+        tag = named_weights.file_tag(edge_program)
+        # The named data store keeps its bytes past this block, so they are copied out of the mapping.
+        where, store = named_weights.store(bytes(weights), tag) if tag is not None and len(weights) else (None, None)
+        blob = build_blob(xml, weights if where is None else b"", precompiled, lowering.arguments, where,
+                          lowering.bounds, lowering.grown_caches)
     return PreprocessResult(processed_bytes=blob, data_store_output=store)

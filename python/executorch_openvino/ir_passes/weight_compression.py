@@ -11,6 +11,7 @@ Products with a constant vector (a rotary embedding's frequencies) are left alon
 
 from __future__ import annotations
 
+from .. import lowering_progress
 from ..container.compile_specs import WEIGHT_MODES
 from .lowering import Lowering
 
@@ -27,11 +28,13 @@ def compress_weights(lowering: Lowering) -> None:
     vectors = _vector_products(lowering.model)
     if vectors:
         arguments["ignored_scope"] = nncf.IgnoredScope(names=vectors, validate=False)
+    lowering_progress.started(lowering_progress.WEIGHT_COMPRESSION)
     try:
         lowering.model = nncf.compress_weights(lowering.model, mode=mode, **arguments)
     except Exception as error:  # NNCF says what it cannot do (e.g. a group size that divides no layer)
         raise ValueError(f"NNCF could not compress the weights as weights={options.weights!r}"
                          f"{f', group_size={options.group_size}' if arguments else ''}: {error}") from error
+    lowering_progress.started(lowering_progress.IR_PASSES)  # the passes after it
 
 
 def _vector_products(model) -> list:

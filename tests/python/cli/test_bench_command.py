@@ -46,9 +46,16 @@ def model(tmp_path_factory):
 
 
 def _bench(capsys, *args) -> tuple:
-    """Runs bench in-process; returns (its stdout, the JSON it wrote)."""
-    status = cli.main(["bench", *map(str, args)])
-    printed = capsys.readouterr().out
+    """Runs bench in-process, its steps shown as on a terminal (cli/progress.py); returns (its stdout
+    then stderr, the JSON it wrote)."""
+    from unittest import mock
+
+    from executorch_openvino.cli import progress
+
+    with mock.patch.object(progress, "steps_shown", lambda: True):
+        status = cli.main(["bench", *map(str, args)])
+    captured = capsys.readouterr()
+    printed = captured.out + captured.err
     assert status == 0, printed
     json_path = next((args[i + 1] for i, a in enumerate(args) if a == "--json"), None)
     return printed, (json.loads(json_path.read_text()) if json_path is not None else None)

@@ -97,14 +97,70 @@ def exported(models_file, tmp_path_factory):
     return out, result
 
 
+# What export shows of its steps, in order, on a terminal: its own, and the lowering's stages inside
+# them (executorch_openvino.lowering_progress).
+EXPORT_STEPS = ("torch.export", "lowering to executorch_openvino", "decompositions and edge passes", "partitioning",
+                "conversion", "IR passes", "writing the delegate blob", "writing ")
+
+
 def test_export_in_a_subprocess_writes_the_pte_and_reports_the_delegation(exported):
+    """Piped (no terminal), export prints its results and nothing else: no steps (they go to a
+    terminal only, cli/progress.py) and no third-party lines (cli/_third_party_noise.py). Guards
+    steps printed wherever stderr goes, and a message of torch or torchao let through."""
     out, result = exported
     assert result.returncode == 0, result.stdout + result.stderr
     assert out.is_file() and out.stat().st_size > 0
-    for step in ("torch.export", "lowering to executorch_openvino", "serializing"):
-        assert re.search(rf"^{step}.* \.\.\. \d+\.\d s$", result.stdout, re.M), result.stdout
-    assert "delegated 5 of 5 operators (100 %) in 1 partition(s)" in result.stdout
-    assert "left on ExecuTorch's kernels" not in result.stdout
+    assert result.stderr == ""
+    assert result.stdout.splitlines() == [
+        "model: Tiny, inputs [1,3,8,8] float32 (example inputs from --example-input)", f"wrote {out} ({out.stat().st_size / 1e6:.2f} MB)",
+        "delegated 5 of 5 operators (100 %) in 1 partition(s)"], result.stdout
+
+
+def test_export_with_v_shows_the_steps_and_the_third_party_lines_in_a_pipe_too(models_file, tmp_path):
+    """Guards -v losing what it shows: the steps, and the libraries' own messages (torch's
+    FutureWarning on every lowering, here; its logs go through logging's INFO level)."""
+    result = _subprocess("-v", "export", f"{models_file}:make", "--out", str(tmp_path / "tiny.pte"),
+                         "--example-input", "1,3,8,8:float32")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for step in EXPORT_STEPS:
+        assert re.search(rf"^ *{step}.*\.\.\.", result.stderr, re.M), result.stderr
+    theirs = [line for line in result.stderr.splitlines()
+              if "Warning" in line and "executorch_openvino" not in line]
+    assert theirs, result.stderr
+
+
+def test_export_on_a_terminal_shows_each_step_and_stage_with_its_duration(models_file, tmp_path):
+    """stderr a pseudo-terminal, stdout a pipe: the steps and the lowering's stages on the terminal,
+    in order, each with its duration, and the results alone on stdout. Guards a stage left
+    unannounced (or announced out of order) by the partitioner or preprocess, and steps on stdout."""
+    import pty
+
+    controller, terminal = pty.openpty()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python")] + [p for p in [env.get("PYTHONPATH")] if p])
+    out = tmp_path / "tiny.pte"
+    process = subprocess.Popen([sys.executable, "-m", "executorch_openvino", "export", f"{models_file}:make", "--out",
+                                str(out), "--example-input", "1,3,8,8:float32"], env=env, stdout=subprocess.PIPE,
+                               stderr=terminal)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 4096)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        shown += chunk
+    stdout, _ = process.communicate(timeout=300)
+    os.close(controller)
+    assert process.returncode == 0, stdout.decode() + shown.decode()
+    lines = shown.decode().replace("\r\n", "\n").splitlines()
+    found = [next((i for i, line in enumerate(lines) if re.match(rf"^ *{step}.*\.\.\. \d+\.\d s$", line)), None)
+             for step in EXPORT_STEPS[2:]]
+    assert None not in found and found == sorted(found), lines
+    assert re.search(r"^lowering to executorch_openvino .*: \d+\.\d s$", "\n".join(lines), re.M), lines
+    assert " ... " not in stdout.decode() and "delegated 5 of 5 operators" in stdout.decode()
 
 
 def test_export_names_the_operators_left_outside_and_why(models_file, tmp_path, capsys):

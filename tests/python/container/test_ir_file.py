@@ -34,3 +34,22 @@ def test_the_same_graph_serializes_to_the_same_bytes_whatever_the_counters():
     assert 'name="bias"' in xml  # a name somebody chose stays
     assert "Constant_" in xml and all(
         name.split('"')[0] in {"0", "1", "2", "3", "4", "5", "6"} for name in xml.split('name="Constant_')[1:])
+
+
+def test_the_mapped_weights_are_serialize_s_and_live_only_inside_the_block():
+    """writer.py builds the blob from the weights file mapped into memory (ir_file.serialized) instead
+    of from a copy of it. Guards: a mapping handed out past the block (reading it after the folder
+    went would crash, not raise), and mapping the empty weights file of a model without constants
+    (mmap refuses a file of length 0)."""
+    import pytest
+
+    from executorch_openvino.container.ir_file import serialized
+
+    with serialized(_model()) as (xml, weights):
+        assert (xml, bytes(weights)) == serialize(_model())
+    with pytest.raises(ValueError):  # released
+        bytes(weights)
+
+    x = ops.parameter([1, 4], ov.Type.f32, name="x")
+    with serialized(ov.Model([ops.relu(x)], [x], "no_weights")) as (xml, weights):
+        assert b"ReLU" in xml and weights == b""
