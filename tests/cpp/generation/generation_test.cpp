@@ -71,6 +71,23 @@ TEST_F(GenerationTest, PlainGreedyEqualsEager) {
   EXPECT_EQ(stats.calls, expected_.size() - 1);
 }
 
+// What docs/cpp.md tells applications to do: a mapped load, whose weights the delegate reads in the
+// mapping and gives the pages of back after compiling and after the first calls (docs/memory.md);
+// greedy ids equal eager's all the same. Fails on a delegate that copies a mapping's weights (its
+// compiled model says weights=copy) or frees the mapping once compiled (decode reads unmapped pages).
+TEST_F(GenerationTest, AMappedLoadReadsItsWeightsInPlaceAndGreedyEqualsEager) {
+  ASSERT_FALSE(expected_.empty());
+  Module module(programs() + "/target.pte", Module::LoadMode::Mmap);
+  auto model = TextModel::load(module);
+  ASSERT_TRUE(model.ok());
+  auto ids = generate(*model, prompt_, expected_.size(), {}, nullptr, 5, nullptr, nullptr);
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, expected_);
+  const std::string described = executorch_openvino_describe_compiled_models();
+  EXPECT_NE(described.find("weights=mapped"), std::string::npos) << described;
+  EXPECT_EQ(described.find("weights_given_back=0 "), std::string::npos) << described;
+}
+
 TEST_F(GenerationTest, PromptLookupGivesGreedyIdsInFewerCalls) {
   Module module(programs() + "/target.pte");
   auto model = TextModel::load(module);
