@@ -68,7 +68,7 @@ def import_for(variant: str) -> None:
         if variant in llm_setup.OURS_VARIANTS:
             import executorch_openvino
 
-            executorch_openvino.runtime.library.load().describe_runtime()  # opens OpenVINO's libraries
+            executorch_openvino.info()  # opens OpenVINO's libraries
 
 
 def probe(variant: str, fmt: str, work: Path, prompt: List[int], steps: int) -> dict:

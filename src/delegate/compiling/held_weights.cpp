@@ -73,11 +73,15 @@ const char* backing_name(HeldWeights::Backing backing) {
 
 #if defined(__linux__)
 
+namespace {
+
+uintptr_t page_size() { return static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)); }
+
+}  // namespace
+
 bool in_read_only_file_mapping(const void* data, size_t size) {
-  if (data == nullptr || size == 0) return false;
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (page_size <= 0) return false;
-  const auto page = static_cast<uintptr_t>(page_size);
+  const uintptr_t page = page_size();
+  if (data == nullptr || size == 0 || page == 0) return false;
   const auto begin = reinterpret_cast<uintptr_t>(data);
   const uintptr_t end = begin + size;
   FILE* maps = std::fopen("/proc/self/maps", "re");
@@ -126,9 +130,8 @@ namespace {
 
 // The whole pages inside [data, data + size): start and length, length 0 when there is none.
 std::pair<void*, size_t> whole_pages(const void* data, size_t size) {
-  const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (page_size <= 0 || data == nullptr) return {nullptr, 0};
-  const auto page = static_cast<uintptr_t>(page_size);
+  const uintptr_t page = page_size();
+  if (page == 0 || data == nullptr) return {nullptr, 0};
   const auto begin = reinterpret_cast<uintptr_t>(data);
   const uintptr_t first = (begin + page - 1) / page * page;
   const uintptr_t last = (begin + size) / page * page;
@@ -146,7 +149,6 @@ void unlock_pages(const void* data, size_t size) {
 size_t give_back_mapped_pages(const void* data, size_t size) {
   const auto [start, length] = whole_pages(data, size);
   if (length == 0) return 0;
-  ::munlock(start, length);  // locked pages cannot be dropped
   return ::madvise(start, length, MADV_DONTNEED) == 0 ? length : 0;
 }
 

@@ -74,8 +74,8 @@ bool in_read_only_file_mapping(const void* data, size_t size);
 // Unlocks the whole pages inside [data, data + size), so the kernel may reclaim them.
 void unlock_pages(const void* data, size_t size);
 
-// Gives the whole pages inside [data, data + size) back to the kernel (unlocking them first); the
-// caller knows they are a read-only file mapping. Returns the bytes given back, 0 where unsupported
+// Gives the whole pages inside [data, data + size) back to the kernel; the caller knows they are a
+// read-only file mapping, unlocked (locked pages cannot be dropped). Returns the bytes given back, 0 where unsupported
 // or refused.
 size_t give_back_mapped_pages(const void* data, size_t size);
 
