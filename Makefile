@@ -192,7 +192,7 @@ LLM_SIZES ?= smollm2-360m,qwen2.5-0.5b,llama3.2-1b
 LLM_FORMATS ?= int8,int4
 bench-llm: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds $(LLM_ROUNDS) --sizes $(LLM_SIZES) \
-		--formats $(LLM_FORMATS) --variants ours,ours-paged,genai-default,llamacpp
+		--formats $(LLM_FORMATS) --variants ours,ours-paged,ours-cached,genai-default,genai-cached,llamacpp
 bench-llm-p1024: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --rounds 3 --formats $(LLM_FORMATS) \
 		--sizes $(subst $(comma),-p1024$(comma),$(LLM_SIZES))-p1024 \

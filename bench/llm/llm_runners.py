@@ -23,7 +23,7 @@ class EtRunner:
     same method for the same program). Ours is loaded with its caches grown (as exported) or paged,
     named either way (paged is the default since 2026-12-06)."""
 
-    def __init__(self, path: Path, attention: Optional[str] = None):
+    def __init__(self, path: Path, attention: Optional[str] = None, cache_dir: Optional[Path] = None):
         from executorch.runtime import Runtime
 
         if attention is None:
@@ -34,7 +34,8 @@ class EtRunner:
         import executorch_openvino
 
         # The option is read when the method loads (its model compiles), so one process holds both forms.
-        with executorch_openvino.using_options(attention=attention):
+        options = {"cache_dir": str(cache_dir)} if cache_dir is not None else {}
+        with executorch_openvino.using_options(attention=attention, **options):
             self.method = Runtime.get().load_program(path).load_method("forward")
 
     def _call(self, tokens: List[int], position: int) -> torch.Tensor:
@@ -46,7 +47,13 @@ class EtRunner:
 
 
 def make_runner(variant: str, fmt: str, work: Path):
-    artifact = work / f"{llm_setup.PAGED_VARIANTS.get(variant, variant)}-{fmt}.pte"
+    twin = {**llm_setup.PAGED_VARIANTS, **llm_setup.CACHED_VARIANTS}.get(variant, variant)
+    artifact = work / f"{twin}-{fmt}.pte"
+    if variant in llm_setup.CACHED_VARIANTS:
+        cache = llm_setup.cache_folder(variant, fmt, work)
+        if twin in llm_setup.GENAI_VARIANTS:
+            return genai.GenaiRunner(work / f"ov-{fmt}", {"CACHE_DIR": str(cache)})
+        return EtRunner(artifact, "grown", cache_dir=cache)
     if variant in llm_setup.GENAI_VARIANTS:
         return genai.GenaiRunner(work / f"ov-{fmt}", llm_setup.GENAI_VARIANTS[variant])
     if variant == llm_setup.LLAMACPP:
@@ -61,7 +68,7 @@ def import_for(variant: str) -> None:
     """The imports a variant's process needs before the RSS baseline (so the baseline holds them, and
     OpenVINO's libraries for ours as for GenAI, which loads them at import: the runtime's own libraries
     are not the model's memory)."""
-    if variant in llm_setup.GENAI_VARIANTS:
+    if llm_setup.CACHED_VARIANTS.get(variant, variant) in llm_setup.GENAI_VARIANTS:
         import openvino_genai  # noqa: F401
     elif variant != llm_setup.LLAMACPP:
         import executorch.runtime  # noqa: F401
