@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/outcome.h"
-#include "delegate/compiling/aligned_bytes.h"
+#include "delegate/compiling/model_bytes.h"
 #include "delegate/compiling/held_weights.h"
 #include "delegate/compiling/paged_model.h"
 #include "delegate/options/compile_options.h"
@@ -18,9 +18,9 @@
 namespace executorch_openvino::delegate {
 
 struct CompiledModel {
-  // What an imported model may read in place: its bytes (import keeps pointing into them). Declared
-  // first so it is destroyed last.
-  AlignedBytes backing;
+  // What an imported model may read in place: its bytes (import keeps pointing into them), a copy or a
+  // mapped model-cache file (model_bytes.h). Declared first so it is destroyed last.
+  ModelBytes backing;
   // The IR's weights, read in place when the IR was compiled (held_weights.h). Destroyed after `model`.
   HeldWeights weights;
   openvino_api::CompiledModelPtr model;

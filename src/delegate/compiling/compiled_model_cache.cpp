@@ -153,6 +153,7 @@ std::string describe_compiled_models() {
     text += "device=" + model->device + " source=" + source_name(model->source) +
             " users=" + std::to_string(model.use_count() - 1) + " weights=" + backing_name(model->weights.backing()) +
             " weights_given_back=" + std::to_string(model->weights.given_back()) +
+            " imported_bytes=" + model->backing.kind() +
             (model->paged ? " attention=paged " : " ") +
             model->effective_properties + "\n";
   }

@@ -19,10 +19,10 @@ std::vector<openvino_api::Property> import_properties(const CompileOptions& opti
 // Imports the compiled model in the first `model_size` bytes of `bytes` with the options in effect.
 // On success `result` owns the bytes (the imported model reads them in place) and records `source`;
 // on failure `result` is untouched.
-Status import_into(openvino_api::Runtime& runtime, const CompileOptions& options, AlignedBytes bytes, size_t model_size,
+Status import_into(openvino_api::Runtime& runtime, const CompileOptions& options, ModelBytes bytes, size_t model_size,
                    CompiledModel::Source source, CompiledModel& result) {
   Outcome<openvino_api::CompiledModelPtr> imported =
-      openvino_api::import_model(runtime, bytes.data.get(), model_size, options.device, import_properties(options));
+      openvino_api::import_model(runtime, bytes.data(), model_size, options.device, import_properties(options));
   if (!imported.ok()) return imported.failure();
   result.backing = std::move(bytes);
   result.model = std::move(imported).value();
@@ -73,7 +73,7 @@ class Compilation {
       std::string mismatch = precompiled_mismatch(runtime_, candidate, options_);
       if (mismatch.empty()) {
         const Status imported =
-            import_into(runtime_, options_, AlignedBytes::copy_of(candidate.model.data, candidate.model.size),
+            import_into(runtime_, options_, ModelBytes(AlignedBytes::copy_of(candidate.model.data, candidate.model.size)),
                         candidate.model.size, CompiledModel::Source::kPrecompiled, result_);
         if (imported.ok()) return release_blob();
         mismatch = "importing it failed: " + imported.failure().message;
@@ -193,7 +193,7 @@ Outcome<std::unique_ptr<CompiledModel>> import_upstream(openvino_api::Runtime& r
   if (Status device = check_device(runtime, options.device); !device.ok()) return device.failure();
   auto result = std::make_unique<CompiledModel>();
   result->device = options.device;
-  Status imported = import_into(runtime, options, AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size), size,
+  Status imported = import_into(runtime, options, ModelBytes(AlignedBytes::copy_of(static_cast<const uint8_t*>(data), size)), size,
                                 CompiledModel::Source::kUpstream, *result);
   if (!imported.ok()) {
     Failure failure = imported.failure();

@@ -99,28 +99,44 @@ CacheEntry cache_entry(const std::string& folder, const std::string& key) {
   return entry;
 }
 
-std::optional<CachedModel> read_cached_model(const CacheEntry& entry, std::string* problem) {
-  problem->clear();
-  std::ifstream in(entry.file, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;  // not cached yet
+namespace {
+
+// The whole file, mapped where it can be, else read into memory; nullopt when there is no file.
+std::optional<ModelBytes> file_bytes(const fs::path& file, std::string* problem) {
+  std::error_code error;
+  if (!fs::is_regular_file(file, error)) return std::nullopt;  // not cached yet
+  std::string not_mapped;
+  if (std::optional<ModelBytes> mapped = ModelBytes::map(file, &not_mapped)) return mapped;
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
   const std::streamoff length = in.tellg();
-  if (length < static_cast<std::streamoff>(kTrailerSize)) {
-    *problem = "the file is too short to be a cached model (" + std::to_string(length) + " bytes)";
-    return std::nullopt;
-  }
-  CachedModel cached;
+  AlignedBytes bytes;
   try {
-    cached.bytes = AlignedBytes::allocate(static_cast<size_t>(length));
+    bytes = AlignedBytes::allocate(static_cast<size_t>(std::max<std::streamoff>(length, 0)));
   } catch (const std::bad_alloc&) {
     *problem = "no memory for its " + std::to_string(length) + " bytes";
     return std::nullopt;
   }
   in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(cached.bytes.data.get()), length)) {
+  if (length > 0 && !in.read(reinterpret_cast<char*>(bytes.data.get()), length)) {
     *problem = "reading it failed";
     return std::nullopt;
   }
-  const uint8_t* trailer = cached.bytes.data.get() + length - kTrailerSize;
+  return ModelBytes(std::move(bytes));
+}
+
+}  // namespace
+
+std::optional<CachedModel> read_cached_model(const CacheEntry& entry, std::string* problem) {
+  problem->clear();
+  std::optional<ModelBytes> bytes = file_bytes(entry.file, problem);
+  if (!bytes) return std::nullopt;
+  const size_t length = bytes->size();
+  if (length < kTrailerSize) {
+    *problem = "the file is too short to be a cached model (" + std::to_string(length) + " bytes)";
+    return std::nullopt;
+  }
+  const uint8_t* trailer = bytes->data() + length - kTrailerSize;
   if (std::memcmp(trailer, kMagic, sizeof(kMagic)) != 0 || get<uint32_t>(trailer, 8) != kFormatVersion) {
     *problem = "it is not a cached model of this delegate version (magic or format version differ)";
     return std::nullopt;
@@ -129,12 +145,14 @@ std::optional<CachedModel> read_cached_model(const CacheEntry& entry, std::strin
     *problem = "it holds another model (its key differs: a hash collision in the file name)";
     return std::nullopt;
   }
-  cached.model_size = static_cast<size_t>(length) - kTrailerSize;
+  CachedModel cached;
+  cached.model_size = length - kTrailerSize;
   if (get<uint64_t>(trailer, 16) != cached.model_size ||
-      get<uint64_t>(trailer, 24) != model_hash(cached.bytes.data.get(), cached.model_size)) {
+      get<uint64_t>(trailer, 24) != model_hash(bytes->data(), cached.model_size)) {
     *problem = "its content does not match its checksum (the file is damaged)";
     return std::nullopt;
   }
+  cached.bytes = std::move(*bytes);
   return cached;
 }
 

@@ -17,7 +17,7 @@
 #include <optional>
 #include <string>
 
-#include "delegate/compiling/aligned_bytes.h"
+#include "delegate/compiling/model_bytes.h"
 #include "openvino_api/objects.h"
 
 namespace executorch_openvino::delegate {
@@ -33,7 +33,7 @@ struct CacheEntry {
 CacheEntry cache_entry(const std::string& folder, const std::string& key);
 
 struct CachedModel {
-  AlignedBytes bytes;     // the whole file, 64-aligned
+  ModelBytes bytes;       // the whole file: mapped, or read where it cannot be mapped
   size_t model_size = 0;  // the exported model is bytes[0, model_size)
 };
 

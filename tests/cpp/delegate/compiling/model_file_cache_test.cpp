@@ -108,6 +108,25 @@ TEST_F(ModelFileCacheTest, EachModelAndEachSetOfOptionsHasItsOwnFile) {
   EXPECT_EQ(files().size(), 3u);
 }
 
+// A warm load maps the file instead of reading it into memory: no copy, and no memory of the process's own
+// (the page cache's pages, shared by every process that loads the model). The model keeps running when the
+// cache replaces the file (by renaming, as it writes files) or the file is removed. Fails on a delegate that
+// reads the file ("copy").
+TEST_F(ModelFileCacheTest, AWarmLoadMapsTheFileAndOutlivesItsReplacement) {
+  EXPECT_EQ(load("conv2d"), "ir");
+  EXPECT_EQ(only_model()["imported_bytes"], "none");
+  const fs::path file = only_file();
+  EXPECT_EQ(load("conv2d"), "cache");
+  EXPECT_EQ(only_model()["imported_bytes"], "mapped");
+  const IrCase c = load_ir_case("conv2d");
+  const fs::path replacement = folder_ / "replacement.tmp";
+  write_bytes(replacement, std::vector<uint8_t>(4096, 0x5a));
+  fs::rename(replacement, file);
+  expect_runs_correctly(harness_, c);
+  fs::remove(file);
+  expect_runs_correctly(harness_, c);
+}
+
 // Each damage: the load compiles the IR (correct outputs), and the file is replaced by a good one.
 TEST_F(ModelFileCacheTest, ADamagedFileIsIgnoredAndReplaced) {
   struct Damage {
