@@ -3,7 +3,9 @@ executorch_openvino.quantization (NNCF), lowered with its KV caches in OpenVINO 
 stay compressed in the IR (i8; u4 / i4 for int4, ir_passes/low_bit_weights.py) and generation matches the
 compressed model in PyTorch within the documented bounds (docs/quantization.md): exactly where
 OpenVINO computes these layers in float (weights-only), within WEIGHTS_DYNAMIC_WORST where it also
-quantizes activations on the fly (the CPU's dynamic quantization, which the probe reports)."""
+quantizes activations on the fly (the CPU's dynamic quantization, which the probe reports). The
+partitioner's own compression (weights=..., on the IR: the path docs/llm-export.md recommends) generates
+as the helper-compressed model does."""
 
 from __future__ import annotations
 
@@ -102,3 +104,27 @@ def test_generation_matches_the_compressed_model(kind, weights_only):
         assert choices == expected
         got, _ = Conversation(method_step(Runtime.get().load_program(pte).load_method("forward"))).generate(PROMPT, STEPS)
         assert got == expected
+
+
+PARTITIONER_WEIGHTS = {"int8": {"weights": "int8_sym"}, "int4": {"weights": "int4", "group_size": 32}}
+
+
+@pytest.mark.parametrize("kind", COMPRESS)
+def test_the_partitioners_compression_generates_as_the_helpers_compressed_model(kind):
+    """The path docs/llm-export.md recommends: the Llama exported once and its weights compressed by the
+    partitioner on the OpenVINO model (weights=...), with no second export. NNCF's compression of the
+    same weights on the IR, fed the helper-compressed PyTorch model's tokens, gives its logits within
+    the weights-only bound and its greedy choices (computing in float: no dynamic quantization). Fails if
+    the partitioner compressed nothing (fp32 logits differ by more) or compressed other layers."""
+    compressed = case(kind)[0]
+    expected, expected_logits = Conversation(compressed_step(compressed)).generate(PROMPT, STEPS)
+    with torch.no_grad():
+        exported = torch.export.export(et_llama(True), EXAMPLE, dynamic_shapes=SHAPES, strict=False)
+    partitioner = executorch_openvino.OpenvinoPartitioner(
+        compile_options={"DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}, **PARTITIONER_WEIGHTS[kind])
+    pte = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch().buffer
+    method = Runtime.get().load_program(pte).load_method("forward")
+    got_logits = teacher_forced(method_step(method), PROMPT, expected)
+    errors = [float((a - b).abs().max() / b.abs().max()) for a, b in zip(got_logits, expected_logits)]
+    assert max(errors) <= quantized_cases.WEIGHTS_ONLY_WORST, max(errors)
+    assert [int(last_token_logits(logits).argmax()) for logits in got_logits[:-1]] == expected
