@@ -75,7 +75,11 @@ const char* backing_name(HeldWeights::Backing backing) {
 
 namespace {
 
-uintptr_t page_size() { return static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)); }
+// 0 where the system does not say (sysconf's -1 must not become a huge page).
+uintptr_t page_size() {
+  const long size = ::sysconf(_SC_PAGESIZE);
+  return size > 0 ? static_cast<uintptr_t>(size) : 0;
+}
 
 }  // namespace
 
