@@ -2,7 +2,8 @@
 # site-packages/executorch_openvino/ (scikit-build-core's wheel.install-dir):
 #   lib/libexecutorch_openvino.so
 #   lib/libexecutorch_openvino_state.so (Linux; opened at run time for OpenVINO's variable state)
-#   include/executorch_openvino/backend.h, generation.h, sampling.h (header-only generation)
+#   lib/libexecutorch_openvino_generation.so (Linux; the generation engine, include/.../generation.h)
+#   include/executorch_openvino/backend.h, generation.h
 #   share/cmake/executorch_openvino/executorch_openvino{Config,ConfigVersion}.cmake
 #   bin/executorch-openvino-run
 include(CMakePackageConfigHelpers)
@@ -13,6 +14,9 @@ install(TARGETS executorch_openvino LIBRARY DESTINATION lib RUNTIME DESTINATION 
 install(DIRECTORY include/executorch_openvino DESTINATION include)
 if(TARGET executorch_openvino_state)
   install(TARGETS executorch_openvino_state LIBRARY DESTINATION lib)
+endif()
+if(TARGET executorch_openvino_generation)
+  install(TARGETS executorch_openvino_generation LIBRARY DESTINATION lib)
 endif()
 if(TARGET executorch_openvino_run)
   install(TARGETS executorch_openvino_run RUNTIME DESTINATION bin)

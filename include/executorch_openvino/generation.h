@@ -1,369 +1,146 @@
-// Text generation, greedy or sampled (sampling.h), plain or speculative, over an ExecuTorch
-// language-model program loaded with executorch::extension::Module (header-only; C++17). The same
-// loop as the Python package's executorch_openvino.generation (docs/generation.md):
+// The generation engine of libexecutorch_openvino_generation, for C and C++ callers: language-model
+// programs, conversations on them, greedy, sampled and speculative decoding, stop strings, text
+// streamed as whole UTF-8 characters, and output held to a JSON schema, a regex or a grammar. The
+// Python package and the command line bind to the same functions (docs/generation.md).
 //
-//   Module module("model.pte");
-//   auto model = executorch_openvino::generation::TextModel::load(module);
-//   executorch_openvino::generation::PromptLookup lookup;
-//   auto ids = executorch_openvino::generation::generate(*model, prompt, 128, {eos}, &lookup);
+//   eov_program* program;
+//   if (eov_program_load("model.pte", NULL, NULL, &program) != 0) puts(eov_generation_last_error());
+//   eov_conversation* chat = eov_conversation_new(program);
+//   eov_generation_options options;
+//   eov_generation_options_init(&options);
+//   options.max_new_tokens = 128;
+//   eov_conversation_generate(chat, prompt_ids, prompt_count, &options, NULL);
 //
-// Speculative decoding feeds the last token and k drafts in one call, keeps the longest run of drafts
-// the model itself would choose and the model's token after it, and starts the next call right after
-// them: a program lowered with executorch_openvino forgets the rejected positions (its grown caches
-// are cut back; docs/conversation-state.md). Greedy, the ids are plain greedy decoding's; sampling, each
-// position's token is drawn as plain sampling draws it and a draft is kept when the draw is that draft
-// (the first draw that differs is the token there), so every token is distributed as in plain
-// sampling. It needs a program that returns every position's logits ([1, n, vocab]).
+// Every function that can fail returns 0, or a non-zero code with the reason in
+// eov_generation_last_error() (the calling thread's, whole: the numbers, the option and its range).
 #pragma once
 
-#include <algorithm>
-#include <cstdint>
-#include <functional>
-#include <map>
-#include <optional>
-#include <string>
-#include <vector>
+#include <stddef.h>
+#include <stdint.h>
 
-#include <executorch/extension/module/module.h>
-#include <executorch/extension/tensor/tensor_ptr.h>
+#include "executorch_openvino/backend.h"  // EXECUTORCH_OPENVINO_API
 
-#include "sampling.h"
+#if defined(_WIN32) && defined(EXECUTORCH_OPENVINO_BUILDING_GENERATION)
+#define EOV_GENERATION_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define EOV_GENERATION_API __declspec(dllimport)
+#else
+#define EOV_GENERATION_API __attribute__((visibility("default")))
+#endif
 
-namespace executorch_openvino::generation {
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-using executorch::runtime::Error;
-using executorch::runtime::Result;
+// Codes the functions return (0: success).
+#define EOV_GENERATION_INVALID_ARGUMENT 1  // the caller's input: an option out of range, a prompt too long
+#define EOV_GENERATION_MODEL_FAILED 2      // the program's call failed
+#define EOV_GENERATION_UNAVAILABLE 3       // a library the request needs is missing (the grammar library)
 
-// A language-model method: (tokens [1, n] int64, start position [1] or positions [n] int64) -> logits.
-class TextModel {
- public:
-  // Reads the method's signature and the context from the program's metadata (get_max_context_len,
-  // else get_max_seq_len); InvalidArgument for a method of another shape.
-  static Result<TextModel> load(executorch::extension::Module& module, const std::string& method = "forward") {
-    Result<executorch::runtime::MethodMeta> meta = module.method_meta(method);
-    if (!meta.ok()) return meta.error();
-    if (meta->num_inputs() != 2 || meta->num_outputs() < 1) return Error::InvalidArgument;
-    auto tokens = meta->input_tensor_meta(0), position = meta->input_tensor_meta(1), logits = meta->output_tensor_meta(0);
-    if (!tokens.ok() || !position.ok() || !logits.ok()) return Error::InvalidArgument;
-    if (tokens->sizes().size() != 2 || position->sizes().size() != 1) return Error::InvalidArgument;
-    const size_t rank = logits->sizes().size();
-    if (rank != 2 && rank != 3) return Error::InvalidArgument;
-    TextModel model(module, method);
-    model.max_call_tokens_ = tokens->sizes()[1];
-    model.start_only_ = position->sizes()[0] == 1;
-    model.all_logits_ = rank == 3;
-    model.vocab_ = static_cast<size_t>(logits->sizes()[rank - 1]);
-    model.context_ = model.max_call_tokens_ + (model.start_only_ ? 1 : 0);
-    for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
-      auto names = module.method_names();
-      if (!names.ok() || names->count(name) == 0) continue;
-      auto value = module.execute(name);
-      if (value.ok() && !value->empty() && value->front().isInt()) {
-        model.context_ = value->front().toInt();
-        break;
-      }
-    }
-    return model;
-  }
+typedef struct eov_program eov_program;
+typedef struct eov_conversation eov_conversation;
+typedef struct eov_vocabulary eov_vocabulary;
+typedef struct eov_constraint eov_constraint;
 
-  // The logits of the tokens given, a row of vocab() floats each (one row, the last token's, when the
-  // program returns only that).
-  Result<std::vector<float>> step(const std::vector<int64_t>& tokens, int64_t position, size_t* rows) {
-    std::vector<int64_t> where;
-    if (start_only_) {
-      where = {position};
-    } else {
-      for (size_t i = 0; i < tokens.size(); ++i) where.push_back(position + static_cast<int64_t>(i));
-    }
-    auto ids = executorch::extension::make_tensor_ptr({1, static_cast<int32_t>(tokens.size())}, tokens);
-    auto positions = executorch::extension::make_tensor_ptr({static_cast<int32_t>(where.size())}, where);
-    auto out = module_->execute(method_, {executorch::runtime::EValue(ids), executorch::runtime::EValue(positions)});
-    if (!out.ok()) return out.error();
-    if (out->empty() || !out->front().isTensor()) return Error::InvalidProgram;
-    const auto& logits = out->front().toTensor();
-    if (logits.scalar_type() != executorch::aten::ScalarType::Float) return Error::InvalidProgram;
-    const float* data = logits.const_data_ptr<float>();
-    *rows = static_cast<size_t>(logits.numel()) / vocab_;
-    return std::vector<float>(data, data + logits.numel());
-  }
+// The reason the calling thread's last failing call gave, "" when none. Valid until its next call.
+EOV_GENERATION_API const char* eov_generation_last_error(void);
 
-  int64_t context() const { return context_; }
-  int64_t max_call_tokens() const { return max_call_tokens_; }
-  bool all_logits() const { return all_logits_; }
-  size_t vocab() const { return vocab_; }
+// A language-model program (.pte; `data`: its .ptd weights or NULL; `method`: NULL for "forward").
+EOV_GENERATION_API int eov_program_load(const char* pte, const char* data, const char* method, eov_program** out);
+// A model behind a callback (an eager model in a test, another runtime): `step` feeds `count`
+// tokens at `position`, writes `*rows` rows of `vocab` floats into `logits` (room for `count` rows:
+// every position's, or 1: the last one's) and returns 0, or non-zero with `error` (room for
+// error_size bytes) saying why.
+typedef int (*eov_step_fn)(void* user, const int64_t* tokens, size_t count, int64_t position, float* logits,
+                           size_t* rows, char* error, size_t error_size);
+EOV_GENERATION_API int eov_program_from_callback(eov_step_fn step, void* user, size_t vocab, int64_t context,
+                                                 int64_t max_call_tokens, int all_logits, eov_program** out);
+EOV_GENERATION_API void eov_program_free(eov_program* program);
+// What the program is: "vocab", "context", "max_call_tokens", "all_logits" (0/1), "bos" (-1: none),
+// "eos_count"; -1 for an unknown key.
+EOV_GENERATION_API int64_t eov_program_info(const eov_program* program, const char* key);
+// The program's end-of-sequence ids (its metadata), up to `capacity`; returns how many it has.
+EOV_GENERATION_API size_t eov_program_eos_ids(const eov_program* program, int64_t* out, size_t capacity);
 
- private:
-  TextModel(executorch::extension::Module& module, std::string method) : module_(&module), method_(std::move(method)) {}
-  executorch::extension::Module* module_;
-  std::string method_;
-  int64_t context_ = 0;
-  int64_t max_call_tokens_ = 0;
-  bool start_only_ = true;
-  bool all_logits_ = false;
-  size_t vocab_ = 0;
-};
+// Each token's bytes (lengths[i] bytes each, concatenated in `bytes`), for text: streamed text and
+// stop strings. A special token that prints nothing has length 0.
+EOV_GENERATION_API int eov_vocabulary_new(const uint32_t* lengths, const uint8_t* bytes, size_t count,
+                                          eov_vocabulary** out);
+EOV_GENERATION_API void eov_vocabulary_free(eov_vocabulary* vocabulary);
 
-inline int64_t argmax(const float* row, size_t vocab) {
-  return static_cast<int64_t>(std::max_element(row, row + vocab) - row);  // the first of equal maxima
-}
+// Output held to a grammar: `kind` "json_schema", "regex" or "lark"; `text` the schema, expression or
+// grammar; `tokenizer_json` the model's Hugging Face tokenizer.json (its text); `library` the grammar
+// library (llguidance's C library) to open, or NULL for LLGUIDANCE_LIB_PATH. A constraint serves one
+// generation at a time and starts again with each.
+EOV_GENERATION_API int eov_constraint_new(const char* kind, const char* text, const char* tokenizer_json,
+                                          const char* library, const int64_t* eos_ids, size_t eos_count,
+                                          eov_constraint** out);
+EOV_GENERATION_API void eov_constraint_free(eov_constraint* constraint);
 
-// Feeds `tokens` from `start` in calls of at most max_call_tokens; the last position's logits.
-inline Result<std::vector<float>> prefill(TextModel& model, const std::vector<int64_t>& tokens, int64_t start) {
-  if (tokens.empty() || start + static_cast<int64_t>(tokens.size()) > model.context()) return Error::InvalidArgument;
-  std::vector<float> last;
-  for (size_t begin = 0; begin < tokens.size(); begin += static_cast<size_t>(model.max_call_tokens())) {
-    const size_t end = std::min(tokens.size(), begin + static_cast<size_t>(model.max_call_tokens()));
-    size_t rows = 0;
-    auto logits = model.step({tokens.begin() + begin, tokens.begin() + end}, start + static_cast<int64_t>(begin), &rows);
-    if (!logits.ok()) return logits.error();
-    last.assign(logits->end() - model.vocab(), logits->end());
-  }
-  return last;
-}
+// Called with each token chosen, and with each piece of text (whole UTF-8 characters); return
+// non-zero to stop.
+typedef int (*eov_token_fn)(void* user, int64_t token);
+typedef int (*eov_text_fn)(void* user, const char* text, size_t length);
 
-class Drafter {
- public:
-  virtual ~Drafter() = default;
-  // Up to `limit` tokens likely to follow `history`.
-  virtual std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) = 0;
-  // Whether asking costs about nothing (prompt lookup): such a drafter is probed at every plain step
-  // until a guess lands, any other after growing pauses (DraftSchedule).
-  virtual bool free_to_ask() const { return false; }
-};
+typedef struct eov_generation_options {
+  size_t struct_size;  // sizeof(eov_generation_options): eov_generation_options_init sets it
+  size_t max_new_tokens;
+  double temperature;  // 0: greedy
+  int64_t top_k;       // 0: off
+  double top_p;        // 1: off
+  double repetition_penalty;  // 1: off
+  int has_seed;
+  uint64_t seed;
+  const int64_t* eos_ids;  // NULL: the program's (eov_program_eos_ids)
+  size_t eos_count;
+  int lookup;                  // speculative decoding with drafts looked up in the conversation
+  eov_program* draft;          // or a smaller program with the same vocabulary drafts
+  size_t max_draft;            // drafts per call (default 5)
+  const eov_vocabulary* vocabulary;  // needed for text (on_text, stop strings)
+  const char* const* stop;     // stop strings (UTF-8): generation ends where one begins
+  size_t stop_count;
+  eov_constraint* constraint;  // NULL: any token
+  eov_token_fn on_token;
+  eov_text_fn on_text;
+  void* user;
+} eov_generation_options;
 
-// When speculative decoding drafts and how many tokens a call carries (python/executorch_openvino/
-// generation/draft_schedule.py says why, with the costs measured): drafts are fed at one width,
-// padded with the last; a drafter is probed before it is trusted, at the start and after each miss
-// (asked for one guess at a plain step; its drafts are fed only once that guess was the model's
-// choice), so drafts that never land never reach the target. A free drafter is probed at every plain
-// step; any other after 1, 4, 16, then every 64 plain steps while it keeps missing (a wrong or missing
-// guess, or a round that kept nothing); a round that kept a draft starts the count again.
-class DraftSchedule {
- public:
-  static constexpr size_t kLongestPause = 64;
+EOV_GENERATION_API void eov_generation_options_init(eov_generation_options* options);
 
-  DraftSchedule(Drafter& drafter, size_t max_draft) : drafter_(&drafter), max_draft_(max_draft), limit_(max_draft) {}
+typedef struct eov_generation_result {
+  size_t struct_size;
+  size_t generated;      // tokens chosen (an end-of-sequence id not counted)
+  size_t prompt_tokens;  // tokens fed before the first choice
+  size_t reused_tokens;  // tokens of the request the model already held (not fed again)
+  size_t calls;          // the model's decode calls
+  size_t drafted, accepted;
+  double prefill_seconds, decode_seconds;
+  char stopped_by[16];  // "length", "eos", "context", "stop", "callback", "cancelled", "constraint"
+} eov_generation_result;
 
-  // The tokens to feed after the last one (none, or `span`); `proposed` says how many the drafter
-  // proposed (the rest repeat its last).
-  std::vector<int64_t> drafts(const std::vector<int64_t>& conversation, size_t span, size_t& proposed) {
-    proposed = 0;
-    probed_ = has_guess_ = false;
-    if (span == 0) return {};
-    if (waiting_ > 0) {
-      --waiting_;
-      return {};
-    }
-    if (probing_) {
-      probed_ = true;
-      const std::vector<int64_t> guess = drafter_->draft(conversation, 1);
-      has_guess_ = !guess.empty();
-      if (has_guess_) guess_ = guess.front();
-      return {};
-    }
-    std::vector<int64_t> drafts = drafter_->draft(conversation, std::min(limit_, span));
-    if (drafts.size() > span) drafts.resize(span);
-    proposed = drafts.size();
-    if (proposed > 0) drafts.resize(span, drafts.back());
-    return drafts;
-  }
+// A conversation on a program: the tokens its caches hold. One conversation runs on a program at a
+// time; another one's call starts that program again from the first token it does not share.
+EOV_GENERATION_API int eov_conversation_new(eov_program* program, eov_conversation** out);
+EOV_GENERATION_API void eov_conversation_free(eov_conversation* conversation);
+// Continues with `tokens`, the whole conversation so far (the held tokens and what follows them, a
+// new prompt or the next turn): the model keeps the longest part it already holds and is fed the
+// rest (going back, editing a turn and reusing a prefix are all this). Then generates as `options`
+// say. `result` may be NULL.
+EOV_GENERATION_API int eov_conversation_generate(eov_conversation* conversation, const int64_t* tokens,
+                                                 size_t count, const eov_generation_options* options,
+                                                 eov_generation_result* result);
+// The conversation's tokens (held, then the last token chosen); returns how many there are.
+EOV_GENERATION_API size_t eov_conversation_tokens(const eov_conversation* conversation, int64_t* out,
+                                                  size_t capacity);
+// The program's caches hold `tokens`, fed outside this conversation (by a caller that drove the
+// program itself): the next generation continues from them.
+EOV_GENERATION_API int eov_conversation_assume(eov_conversation* conversation, const int64_t* tokens, size_t count);
+// Keeps the model's state under `name` (the delegate's saved states), and later starts from it.
+EOV_GENERATION_API int eov_conversation_save(eov_conversation* conversation, const char* name);
+EOV_GENERATION_API int eov_conversation_restore(eov_conversation* conversation, const char* name);
+// Ends the running generation at its next token, from any thread ("cancelled").
+EOV_GENERATION_API void eov_conversation_cancel(eov_conversation* conversation);
 
-  // The model chose `token` after a call without drafts.
-  void chosen(int64_t token) {
-    if (!probed_) return;
-    if (has_guess_ && guess_ == token) {
-      probing_ = false;
-    } else {
-      missed();
-    }
-  }
-
-  // A call with drafts kept `accepted` of them (`proposed` by the drafter).
-  void kept(size_t proposed, size_t accepted) {
-    limit_ = accepted >= proposed ? std::min(max_draft_, limit_ + 1) : std::max<size_t>(1, accepted);
-    if (accepted > 0) {
-      pause_ = 0;
-    } else {
-      probing_ = true;
-      missed();
-    }
-  }
-
- private:
-  // The next probe comes after a longer pause, unless asking costs nothing; the probe is the
-  // pause's last plain step.
-  void missed() {
-    if (drafter_->free_to_ask()) return;
-    pause_ = std::min(pause_ == 0 ? 1 : 4 * pause_, kLongestPause);
-    waiting_ = pause_ - 1;
-  }
-
-  Drafter* drafter_;
-  size_t max_draft_, limit_;
-  bool probing_ = true, probed_ = false;
-  bool has_guess_ = false;
-  int64_t guess_ = 0;
-  size_t pause_ = 0, waiting_ = 0;
-};
-
-// Prompt lookup: the longest of the history's last max_ngram .. 1 tokens that occurred before
-// proposes what followed its most recent earlier occurrence; a proposal cut short by the end of the
-// history is looked up again from its own end (a short cycle drafts several turns of itself).
-class PromptLookup : public Drafter {
- public:
-  explicit PromptLookup(size_t max_ngram = 3) : max_ngram_(max_ngram) {}
-  bool free_to_ask() const override { return true; }
-  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
-    std::vector<int64_t> drafts;
-    while (drafts.size() < limit) {
-      const size_t before = drafts.size();
-      continuation(history, drafts, limit - before);
-      if (drafts.size() == before) break;
-    }
-    return drafts;
-  }
-
- private:
-  // Appends what followed, in `history`, the longest final n-gram of history + drafts found there
-  // with a token after it (most recent first).
-  void continuation(const std::vector<int64_t>& history, std::vector<int64_t>& drafts, size_t room) const {
-    const size_t size = history.size(), end = size + drafts.size();
-    auto at = [&](size_t i) { return i < size ? history[i] : drafts[i - size]; };
-    // An n-gram in the history with a token after it: n <= size - 1.
-    for (size_t n = std::min({max_ngram_, end > 0 ? end - 1 : 0, size > 0 ? size - 1 : 0}); n >= 1; --n) {
-      for (size_t start = size - n; start-- > 0;) {
-        size_t i = 0;
-        while (i < n && history[start + i] == at(end - n + i)) ++i;
-        if (i == n) {
-          const size_t from = start + n, to = std::min(size, from + room);
-          drafts.insert(drafts.end(), history.begin() + from, history.begin() + to);
-          return;
-        }
-      }
-    }
-  }
-
-  size_t max_ngram_;
-};
-
-// A smaller program with the same vocabulary drafts greedily; it keeps its own conversation and goes
-// back where the target rejected its drafts.
-class DraftModel : public Drafter {
- public:
-  explicit DraftModel(TextModel& model) : model_(&model) {}
-  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
-    if (limit == 0 || static_cast<int64_t>(history.size() + limit) > model_->context()) return {};
-    size_t common = 0;
-    while (common < fed_.size() && common < history.size() && fed_[common] == history[common]) ++common;
-    if (common == history.size()) --common;  // a call needs one token at least
-    auto logits = prefill(*model_, {history.begin() + common, history.end()}, static_cast<int64_t>(common));
-    if (!logits.ok()) return {};
-    fed_ = history;
-    std::vector<int64_t> drafts{argmax(logits->data(), model_->vocab())};
-    while (drafts.size() < limit) {
-      size_t rows = 0;
-      auto next = model_->step({drafts.back()}, static_cast<int64_t>(fed_.size()), &rows);
-      if (!next.ok()) break;
-      fed_.push_back(drafts.back());
-      drafts.push_back(argmax(next->data() + (rows - 1) * model_->vocab(), model_->vocab()));
-    }
-    return drafts;
-  }
-
- private:
-  TextModel* model_;
-  std::vector<int64_t> fed_;
-};
-
-struct Statistics {
-  size_t calls = 0;  // decode calls of the model
-  size_t drafted = 0;
-  size_t accepted = 0;
-};
-
-// Generation after `prompt` (a new conversation at position 0): up to max_new_tokens ids, an id of
-// `eos` ending it (not returned). `on_token` sees each id as it is chosen and returns true to stop.
-// With a drafter, speculative (InvalidArgument for a program returning the last logits only). Without
-// a sampler, greedy. InvalidArgument for sampling options out of range, logits with NaN or +inf, or,
-// with a repetition penalty, ids outside the vocabulary.
-inline Result<std::vector<int64_t>> generate(TextModel& model, const std::vector<int64_t>& prompt, size_t max_new_tokens,
-                                             const std::vector<int64_t>& eos = {}, Drafter* drafter = nullptr,
-                                             size_t max_draft = 5,
-                                             const std::function<bool(int64_t)>& on_token = nullptr,
-                                             Statistics* statistics = nullptr, Sampler* sampler = nullptr) {
-  if (drafter != nullptr && (!model.all_logits() || max_draft == 0)) return Error::InvalidArgument;
-  if (sampler != nullptr && !sampler->options().valid()) return Error::InvalidArgument;
-  Sampler greedy(SamplingOptions{0.0, 0, 1.0, 1.0, uint64_t{0}});  // never draws
-  Sampler& choose = sampler != nullptr ? *sampler : greedy;
-  Statistics local;
-  Statistics& stats = statistics != nullptr ? *statistics : local;
-  std::vector<int64_t> conversation = prompt, generated;
-  auto logits = prefill(model, prompt, 0);
-  if (!logits.ok()) return logits.error();
-  int64_t position = static_cast<int64_t>(conversation.size());  // where the next token goes
-  const size_t vocab = model.vocab();
-  bool done = max_new_tokens == 0;
-  auto take = [&](int64_t token) {
-    if (std::find(eos.begin(), eos.end(), token) != eos.end()) return true;
-    generated.push_back(token);
-    conversation.push_back(token);
-    if (on_token && on_token(token)) return true;
-    return generated.size() >= max_new_tokens || static_cast<int64_t>(conversation.size()) >= model.context();
-  };
-  if (done) return generated;
-  int64_t token = choose.next_token(logits->data(), vocab, conversation);
-  if (token < 0) return Error::InvalidArgument;
-  done = take(token);
-  std::optional<DraftSchedule> schedule;
-  if (drafter != nullptr) schedule.emplace(*drafter, max_draft);
-  while (!done) {
-    std::vector<int64_t> drafts;
-    size_t proposed = 0;
-    if (schedule) {
-      const int64_t span = std::min<int64_t>({static_cast<int64_t>(max_draft),
-                                              static_cast<int64_t>(max_new_tokens - generated.size()),
-                                              model.context() - position - 1, model.max_call_tokens() - 1});
-      drafts = schedule->drafts(conversation, static_cast<size_t>(std::max<int64_t>(span, 0)), proposed);
-    }
-    std::vector<int64_t> fed{token};
-    fed.insert(fed.end(), drafts.begin(), drafts.end());
-    size_t rows = 0;
-    auto out = model.step(fed, position, &rows);
-    if (!out.ok()) return out.error();
-    ++stats.calls;
-    // Drafts the model itself chooses (its sampler's choice, so a penalty applies too); the choice
-    // that differs from a draft is the token there, never drawn again (that would favour the draft).
-    size_t accepted = 0;
-    int64_t differing = -1;
-    if (rows == fed.size()) {
-      std::vector<int64_t> seen = conversation;
-      while (accepted < drafts.size()) {
-        const int64_t choice = choose.next_token(out->data() + accepted * vocab, vocab, seen);
-        if (choice < 0) return Error::InvalidArgument;
-        if (choice != drafts[accepted]) {
-          differing = choice;
-          break;
-        }
-        seen.push_back(drafts[accepted++]);
-      }
-    }
-    stats.drafted += proposed;
-    stats.accepted += std::min(accepted, proposed);
-    if (!drafts.empty()) schedule->kept(proposed, accepted);
-    position += 1;
-    for (size_t i = 0; i < accepted && !done; ++i) {
-      done = take(drafts[i]);
-      position += 1;
-    }
-    if (done) break;
-    token = differing >= 0 ? differing
-                           : choose.next_token(out->data() + (drafts.empty() ? rows - 1 : accepted) * vocab, vocab,
-                                               conversation);
-    if (token < 0) return Error::InvalidArgument;
-    if (schedule && drafts.empty()) schedule->chosen(token);
-    done = take(token);
-  }
-  return generated;
-}
-
-}  // namespace executorch_openvino::generation
+#ifdef __cplusplus
+}  // extern "C"
+#endif

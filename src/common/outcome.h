@@ -39,6 +39,8 @@ class [[nodiscard]] Outcome {
   T& value() & { return std::get<0>(state_); }
   T&& value() && { return std::get<0>(std::move(state_)); }
   const T& value() const& { return std::get<0>(state_); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

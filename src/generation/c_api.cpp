@@ -1,0 +1,295 @@
+// The engine's C entry points (include/executorch_openvino/generation.h): handles over the C++
+// objects, options into a GenerationRequest, failures into codes and the thread's last error. No
+// exception crosses this boundary.
+#include "executorch_openvino/generation.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "generation/callback_model.h"
+#include "generation/conversation.h"
+#include "generation/program_model.h"
+
+using namespace executorch_openvino;
+using namespace executorch_openvino::generation;
+
+struct eov_program {
+  std::unique_ptr<LanguageModel> model;
+  const void* resident = nullptr;  // the conversation (or drafter) whose tokens the caches hold
+  std::map<std::string, std::vector<int64_t>> saved;  // the tokens of each saved state
+};
+
+struct eov_conversation {
+  eov_program* program;
+  Conversation conversation;
+  // The draft program's drafter, kept between generations (it holds its own conversation).
+  eov_program* draft_program = nullptr;
+  std::unique_ptr<DraftModel> draft;
+  explicit eov_conversation(eov_program* p) : program(p), conversation(*p->model) {}
+};
+
+struct eov_vocabulary {
+  Vocabulary vocabulary;
+};
+
+struct eov_constraint {
+  std::unique_ptr<TokenConstraint> constraint;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+int fail(int code, const std::string& message) {
+  last_error = message;
+  return code;
+}
+
+int fail(const Failure& failure) {
+  const int code = failure.kind == FailureKind::kInvalidArgument ? EOV_GENERATION_INVALID_ARGUMENT
+                   : failure.kind == FailureKind::kRuntimeUnavailable ? EOV_GENERATION_UNAVAILABLE
+                                                                       : EOV_GENERATION_MODEL_FAILED;
+  return fail(code, failure.message);
+}
+
+// Runs `body`, turning what it throws (allocation, the standard library) into a failure.
+template <typename Body>
+int guarded(Body&& body) {
+  last_error.clear();
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(EOV_GENERATION_MODEL_FAILED, "out of memory");
+  } catch (const std::exception& error) {
+    return fail(EOV_GENERATION_MODEL_FAILED, error.what());
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* eov_generation_last_error(void) { return last_error.c_str(); }
+
+int eov_program_load(const char* pte, const char* data, const char* method, eov_program** out) {
+  return guarded([&] {
+    if (pte == nullptr || out == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no program path given");
+    *out = nullptr;
+    auto loaded = ProgramModel::load(pte, data != nullptr ? data : "", method != nullptr ? method : "forward");
+    if (!loaded) return fail(loaded.failure());
+    *out = new eov_program();
+    (*out)->model = std::move(loaded.value());
+    return 0;
+  });
+}
+
+int eov_program_from_callback(eov_step_fn step, void* user, size_t vocab, int64_t context, int64_t max_call_tokens,
+                              int all_logits, eov_program** out) {
+  return guarded([&] {
+    if (step == nullptr || out == nullptr || vocab == 0 || context < 1 || max_call_tokens < 1)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT,
+                  "a callback model needs a step function, a vocabulary, a context and a call size of at least 1");
+    *out = new eov_program();
+    (*out)->model = std::make_unique<CallbackModel>(step, user, vocab, context, max_call_tokens, all_logits != 0);
+    return 0;
+  });
+}
+
+void eov_program_free(eov_program* program) { delete program; }
+
+int64_t eov_program_info(const eov_program* program, const char* key) {
+  if (program == nullptr || key == nullptr) return -1;
+  const LanguageModel& model = *program->model;
+  const std::string name = key;
+  if (name == "vocab") return static_cast<int64_t>(model.vocab());
+  if (name == "context") return model.context();
+  if (name == "max_call_tokens") return model.max_call_tokens();
+  if (name == "all_logits") return model.all_logits() ? 1 : 0;
+  if (name == "bos") return model.bos_id();
+  if (name == "eos_count") return static_cast<int64_t>(model.eos_ids().size());
+  return -1;
+}
+
+size_t eov_program_eos_ids(const eov_program* program, int64_t* out, size_t capacity) {
+  if (program == nullptr) return 0;
+  const std::vector<int64_t> eos = program->model->eos_ids();
+  for (size_t i = 0; i < eos.size() && i < capacity && out != nullptr; ++i) out[i] = eos[i];
+  return eos.size();
+}
+
+int eov_vocabulary_new(const uint32_t* lengths, const uint8_t* bytes, size_t count, eov_vocabulary** out) {
+  return guarded([&] {
+    if (out == nullptr || (count > 0 && lengths == nullptr)) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no lengths given");
+    std::vector<std::string> tokens(count);
+    size_t at = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (lengths[i] > 0 && bytes == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no bytes given");
+      tokens[i].assign(reinterpret_cast<const char*>(bytes) + at, lengths[i]);
+      at += lengths[i];
+    }
+    *out = new eov_vocabulary{Vocabulary(std::move(tokens))};
+    return 0;
+  });
+}
+
+void eov_vocabulary_free(eov_vocabulary* vocabulary) { delete vocabulary; }
+
+void eov_constraint_free(eov_constraint* constraint) { delete constraint; }
+
+void eov_generation_options_init(eov_generation_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof *options);
+  options->struct_size = sizeof *options;
+  options->max_new_tokens = 128;
+  options->top_p = 1.0;
+  options->repetition_penalty = 1.0;
+  options->max_draft = 5;
+}
+
+int eov_conversation_new(eov_program* program, eov_conversation** out) {
+  return guarded([&] {
+    if (program == nullptr || out == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no program given");
+    *out = new eov_conversation(program);
+    return 0;
+  });
+}
+
+void eov_conversation_free(eov_conversation* conversation) {
+  if (conversation == nullptr) return;
+  if (conversation->program->resident == conversation) conversation->program->resident = nullptr;
+  if (conversation->draft_program != nullptr && conversation->draft_program->resident == conversation->draft.get())
+    conversation->draft_program->resident = nullptr;
+  delete conversation;
+}
+
+int eov_conversation_generate(eov_conversation* conversation, const int64_t* tokens, size_t count,
+                              const eov_generation_options* options, eov_generation_result* result) {
+  return guarded([&] {
+    if (conversation == nullptr || options == nullptr || (count > 0 && tokens == nullptr))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation, tokens or options given");
+    if (options->struct_size != sizeof(eov_generation_options))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "eov_generation_options of another version (struct_size " +
+                                                       std::to_string(options->struct_size) + ", expected " +
+                                                       std::to_string(sizeof(eov_generation_options)) + ")");
+    eov_program& program = *conversation->program;
+    if (program.resident != conversation) {  // another conversation ran on the program since
+      conversation->conversation.reset();
+      program.resident = conversation;
+    }
+    GenerationRequest request;
+    request.max_new_tokens = options->max_new_tokens;
+    request.sampling.temperature = options->temperature;
+    request.sampling.top_k = options->top_k;
+    request.sampling.top_p = options->top_p;
+    request.sampling.repetition_penalty = options->repetition_penalty;
+    if (options->has_seed) request.sampling.seed = options->seed;
+    request.eos = options->eos_ids != nullptr
+                      ? std::vector<int64_t>(options->eos_ids, options->eos_ids + options->eos_count)
+                      : program.model->eos_ids();
+    PromptLookup lookup;
+    if (options->lookup && options->draft != nullptr)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "choose prompt lookup or a draft program, not both");
+    if (options->lookup) request.drafter = &lookup;
+    if (options->draft != nullptr) {
+      if (options->draft == &program) return fail(EOV_GENERATION_INVALID_ARGUMENT, "a program cannot draft for itself");
+      if (options->draft->model->vocab() != program.model->vocab())
+        return fail(EOV_GENERATION_INVALID_ARGUMENT,
+                    "the draft program's vocabulary (" + std::to_string(options->draft->model->vocab()) +
+                        ") is not the program's (" + std::to_string(program.model->vocab()) + ")");
+      if (conversation->draft_program != options->draft || !conversation->draft) {
+        conversation->draft_program = options->draft;
+        conversation->draft = std::make_unique<DraftModel>(*options->draft->model);
+      }
+      if (options->draft->resident != conversation->draft.get()) {
+        conversation->draft->forget();
+        options->draft->resident = conversation->draft.get();
+      }
+      request.drafter = conversation->draft.get();
+    }
+    request.max_draft = options->max_draft;
+    request.vocabulary = options->vocabulary != nullptr ? &options->vocabulary->vocabulary : nullptr;
+    for (size_t i = 0; i < options->stop_count; ++i)
+      if (options->stop != nullptr && options->stop[i] != nullptr) request.stops.emplace_back(options->stop[i]);
+    request.constraint = options->constraint != nullptr ? options->constraint->constraint.get() : nullptr;
+    if (options->on_token != nullptr) {
+      request.on_token = [options](int64_t token) { return options->on_token(options->user, token) != 0; };
+    }
+    if (options->on_text != nullptr) {
+      request.on_text = [options](const std::string& text) {
+        return options->on_text(options->user, text.data(), text.size()) != 0;
+      };
+    }
+    auto done = conversation->conversation.generate(std::vector<int64_t>(tokens, tokens + count), request);
+    if (!done) return fail(done.failure());
+    if (result != nullptr) {
+      std::memset(result, 0, sizeof *result);
+      result->struct_size = sizeof *result;
+      result->generated = done->tokens.size();
+      result->prompt_tokens = done->prompt_tokens;
+      result->reused_tokens = done->reused_tokens;
+      result->calls = done->calls;
+      result->drafted = done->drafted;
+      result->accepted = done->accepted;
+      result->prefill_seconds = done->prefill_seconds;
+      result->decode_seconds = done->decode_seconds;
+      std::strncpy(result->stopped_by, done->stopped_by.c_str(), sizeof result->stopped_by - 1);
+    }
+    return 0;
+  });
+}
+
+size_t eov_conversation_tokens(const eov_conversation* conversation, int64_t* out, size_t capacity) {
+  if (conversation == nullptr) return 0;
+  const std::vector<int64_t>& tokens = conversation->conversation.tokens();
+  for (size_t i = 0; i < tokens.size() && i < capacity && out != nullptr; ++i) out[i] = tokens[i];
+  return tokens.size();
+}
+
+int eov_conversation_assume(eov_conversation* conversation, const int64_t* tokens, size_t count) {
+  return guarded([&] {
+    if (conversation == nullptr || (count > 0 && tokens == nullptr))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or tokens given");
+    conversation->conversation.reset(std::vector<int64_t>(tokens, tokens + count));
+    conversation->program->resident = conversation;
+    return 0;
+  });
+}
+
+int eov_conversation_save(eov_conversation* conversation, const char* name) {
+  return guarded([&] {
+    if (conversation == nullptr || name == nullptr || *name == '\0')
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "a saved state needs a name");
+    if (conversation->program->resident != conversation)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "the conversation's state is not in its program (another ran since)");
+    if (executorch_openvino_save_state(name) != 0)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("saving the state '") + name +
+                                                       "' failed: " + executorch_openvino_last_error());
+    conversation->program->saved[name] = conversation->conversation.held();
+    return 0;
+  });
+}
+
+int eov_conversation_restore(eov_conversation* conversation, const char* name) {
+  return guarded([&] {
+    if (conversation == nullptr || name == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no name given");
+    auto saved = conversation->program->saved.find(name);
+    if (saved == conversation->program->saved.end())
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("no state saved as '") + name + "' on this program");
+    if (executorch_openvino_restore_state(name) != 0)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("restoring the state '") + name +
+                                                       "' failed: " + executorch_openvino_last_error());
+    conversation->conversation.reset(saved->second);
+    conversation->program->resident = conversation;
+    if (conversation->draft) conversation->draft->forget();  // restore_state reaches every program
+    return 0;
+  });
+}
+
+void eov_conversation_cancel(eov_conversation* conversation) {
+  if (conversation != nullptr) conversation->conversation.cancel();
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+// A language-model program through ExecuTorch's Module (program_model.h).
+#include "generation/program_model.h"
+
+#include <executorch/extension/module/module.h>
+#include <executorch/extension/tensor/tensor_ptr.h>
+#include <executorch/extension/tensor/tensor_ptr_maker.h>
+
+#include "executorch_openvino/backend.h"
+
+namespace executorch_openvino::generation {
+
+using executorch::extension::Module;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+
+struct ProgramModel::Loaded {
+  std::unique_ptr<Module> module;
+  std::vector<EValue> outputs;  // the last call's, which the logits point into
+};
+
+namespace {
+
+// ExecuTorch's error, with the delegate's own reason when it gave one (its log line is cut short).
+std::string why(const std::string& what, Error error) {
+  std::string text = what + " (ExecuTorch error " + std::to_string(static_cast<int>(error)) + ")";
+  const char* reason = executorch_openvino_last_error();
+  if (reason != nullptr && *reason != '\0') text += ": " + std::string(reason);
+  executorch_openvino_clear_last_error();
+  return text;
+}
+
+// A constant method's integers (get_max_context_len, get_eos_ids, ...); none when absent.
+std::vector<int64_t> constant(Module& module, const std::string& name) {
+  auto names = module.method_names();
+  if (!names.ok() || names->count(name) == 0) return {};
+  auto values = module.execute(name);
+  std::vector<int64_t> found;
+  if (!values.ok()) return found;
+  for (const EValue& value : *values)
+    if (value.isInt()) found.push_back(value.toInt());
+  return found;
+}
+
+}  // namespace
+
+ProgramModel::~ProgramModel() = default;
+
+Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte, const std::string& data,
+                                                          const std::string& method) {
+  std::unique_ptr<ProgramModel> model(new ProgramModel());
+  model->loaded_ = std::make_unique<Loaded>();
+  model->pte_ = pte;
+  model->method_ = method;
+  auto& module = model->loaded_->module;
+  // Mapped, not read: the program's weights stay in the file's pages (docs/memory.md).
+  module = data.empty() ? std::make_unique<Module>(pte, Module::LoadMode::Mmap)
+                        : std::make_unique<Module>(pte, data, Module::LoadMode::Mmap);
+  const auto invalid = [&](const std::string& message) {
+    return Failure{FailureKind::kInvalidArgument, pte + ": " + message};
+  };
+  if (Error error = module->load(); error != Error::Ok) return invalid(why("cannot load the program", error));
+  auto names = module->method_names();
+  if (!names.ok()) return invalid(why("cannot read its methods", names.error()));
+  if (names->count(method) == 0) return invalid("the program has no method '" + method + "'");
+  auto meta = module->method_meta(method);
+  if (!meta.ok()) return invalid(why("cannot read the signature of " + method, meta.error()));
+  auto tokens = meta->input_tensor_meta(0), position = meta->input_tensor_meta(1);
+  auto logits = meta->output_tensor_meta(0);
+  if (meta->num_inputs() != 2 || meta->num_outputs() < 1 || !tokens.ok() || !position.ok() || !logits.ok() ||
+      tokens->sizes().size() != 2 || position->sizes().size() != 1 ||
+      (logits->sizes().size() != 2 && logits->sizes().size() != 3))
+    return invalid(method + " is not a language model's method: it must take the tokens [1, n] and their "
+                   "position ([1] or [n]) and return logits");
+  const size_t rank = logits->sizes().size();
+  model->max_call_tokens_ = tokens->sizes()[1];
+  model->start_only_ = position->sizes()[0] == 1;
+  model->all_logits_ = rank == 3;
+  model->vocab_ = static_cast<size_t>(logits->sizes()[rank - 1]);
+  if (Error error = module->load_method(method); error != Error::Ok)
+    return invalid(why("cannot load the method " + method, error));
+  model->context_ = model->max_call_tokens_ + (model->start_only_ ? 1 : 0);
+  for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
+    std::vector<int64_t> value = constant(*module, name);
+    if (!value.empty() && value.front() > 0) {
+      model->context_ = value.front();
+      break;
+    }
+  }
+  model->eos_ = constant(*module, "get_eos_ids");
+  if (model->eos_.empty()) model->eos_ = constant(*module, "get_eos_id");
+  std::vector<int64_t> bos = constant(*module, "get_bos_id");
+  if (!bos.empty()) model->bos_ = bos.front();
+  return model;
+}
+
+Outcome<Logits> ProgramModel::step(const std::vector<int64_t>& tokens, int64_t position) {
+  if (tokens.empty() || static_cast<int64_t>(tokens.size()) > max_call_tokens_)
+    return Failure{FailureKind::kInvalidArgument, "a call takes 1 to " + std::to_string(max_call_tokens_) +
+                                                      " tokens, not " + std::to_string(tokens.size())};
+  ids_ = tokens;
+  positions_.clear();
+  if (start_only_) {
+    positions_.push_back(position);
+  } else {
+    for (size_t i = 0; i < tokens.size(); ++i) positions_.push_back(position + static_cast<int64_t>(i));
+  }
+  auto ids = executorch::extension::from_blob(ids_.data(), {1, static_cast<int32_t>(ids_.size())},
+                                              executorch::aten::ScalarType::Long);
+  auto where = executorch::extension::from_blob(positions_.data(), {static_cast<int32_t>(positions_.size())},
+                                                executorch::aten::ScalarType::Long);
+  auto out = loaded_->module->execute(method_, {EValue(ids), EValue(where)});
+  if (!out.ok())
+    return Failure{FailureKind::kOpenVinoError,
+                   pte_ + ": " + why(method_ + " failed at position " + std::to_string(position) + " with " +
+                                         std::to_string(tokens.size()) + " tokens",
+                                     out.error())};
+  loaded_->outputs = std::move(*out);
+  if (loaded_->outputs.empty() || !loaded_->outputs.front().isTensor())
+    return Failure{FailureKind::kInvalidArgument, pte_ + ": " + method_ + " returned no logits tensor"};
+  const auto& logits = loaded_->outputs.front().toTensor();
+  if (logits.scalar_type() != executorch::aten::ScalarType::Float)
+    return Failure{FailureKind::kInvalidArgument, pte_ + ": the logits are not float32"};
+  const auto rows = static_cast<size_t>(logits.numel()) / vocab_;
+  return Logits{logits.const_data_ptr<float>(), rows};
+}
+
+}  // namespace executorch_openvino::generation
