@@ -1,10 +1,10 @@
-"""`generate model.pte --tokenizer T --prompt P`: text generation, printing the text as it comes and
-then the time to the first token, prompt and generation speed, and the process's peak memory.
+"""`generate model.pte --tokenizer T --prompt P`: text generation on the engine (generation/engine.py,
+the one every front uses), printing the text as it comes (whole characters) and then the prompt and
+generation speed and the process's peak memory. Errors go to standard error with their reason.
 
-By default through ExecuTorch's own LLM runner (executorch.extension.llm.runner.TextLLMRunner),
-what C++ applications use. Options it lacks (top-k, top-p, a repetition penalty, a seed, stop
-strings, the chat template, a system prompt, speculative decoding) switch to this package's loop
-(llm/text_generation.py), which reads Hugging Face tokenizer.json files."""
+A tokenizer.json (Hugging Face) is what the engine reads. A SentencePiece tokenizer.model or a
+tiktoken file goes through ExecuTorch's own LLM runner instead (TextLLMRunner, which reads those), with
+only the options it has: the one difference between the two, docs/generation.md."""
 
 from __future__ import annotations
 
@@ -29,11 +29,11 @@ RUNNER_PROGRESS_LINE = re.compile(
     rb"llm_runner_helper|stats|util|regex|hf_tokenizer|tiktoken|sentencepiece)\.(cpp|h):\d+\] ")
 
 
-HELP = "generate text with a .pte language model through ExecuTorch's LLM runner"
-DESCRIPTION = ("Generates text with ExecuTorch's LLM runner (TextLLMRunner) from a .pte that carries "
-               "the runner's metadata (ExecuTorch's LLM export writes it; so does "
-               "executorch_openvino.llm.text_runner_metadata), then prints the time to the first token, "
-               "the prompt and generation speeds and the peak memory.")
+HELP = "generate text with a .pte language model"
+DESCRIPTION = ("Generates text from a .pte language model (ExecuTorch's LLM export writes the metadata it reads: "
+               "the context, BOS and EOS; so does executorch_openvino.llm.text_runner_metadata) on the package's "
+               "generation engine, then prints the prompt and generation speeds and the peak memory. With a "
+               "tokenizer.model or tiktoken file, through ExecuTorch's LLM runner instead.")
 
 
 def add_arguments(parser) -> None:
@@ -45,7 +45,7 @@ def add_arguments(parser) -> None:
     add_data_argument(parser)
     parser.add_argument("--max-new-tokens", type=positive(int), default=64, metavar="N", help="default 64")
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
-    loop = parser.add_argument_group("options of this package's loop (tokenizer.json only)")
+    loop = parser.add_argument_group("options of the engine (a tokenizer.json)")
     loop.add_argument("--top-k", type=int, default=0, metavar="K", help="sample from the K likeliest (0: off)")
     loop.add_argument("--top-p", type=float, default=1.0, metavar="P", help="nucleus sampling (1: off)")
     loop.add_argument("--repetition-penalty", type=float, default=1.0, metavar="R", help="as transformers' (1: off)")
@@ -74,42 +74,57 @@ def main(args) -> int:
     if args.draft is not None and not args.draft.is_file():
         raise usage_error(f"{args.draft}: no such file (the draft model)")
     with options_applied(args.option):
-        return _generate_with_loop(args) if _needs_loop(args) else _generate(args)
+        return _generate_with_loop(args) if _uses_engine(args) else _generate(args)
 
 
-def _needs_loop(args) -> bool:
-    return bool(args.top_k or args.top_p != 1.0 or args.repetition_penalty != 1.0 or args.seed is not None
-                or args.stop or args.chat or args.chat_template or args.system or args.lookup or args.draft)
+def _uses_engine(args) -> bool:
+    """Whether the engine runs this (a tokenizer.json), not ExecuTorch's runner."""
+    return args.tokenizer.suffix == ".json"
+
+
+# The engine's option names as the command line spells them.
+FLAGS = {"temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p",
+         "repetition_penalty": "--repetition-penalty", "max_draft": "--max-draft"}
+
+
+def _flagged(message: str) -> str:
+    for name, flag in FLAGS.items():
+        if message.startswith(name + " "):
+            return flag + message[len(name):]
+    return message
 
 
 def _generate_with_loop(args) -> int:
     import time
 
-    import torch
-
-    from ..generation.sampling import SamplingOptions
+    from ..generation.engine import GenerationError, SamplingOptions
     from ..llm.text_generation import TextGenerator
 
-    torch.set_num_threads(1)  # the runtime's threads are OpenVINO's; torch only wraps the tensors
     sampling = SamplingOptions(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                                repetition_penalty=args.repetition_penalty, seed=args.seed)
+    out = sys.stdout
+    printed = []
+
+    def show(text: str) -> None:
+        printed.append(text)
+        out.write(text)
+        out.flush()
+
     try:
-        sampling.validate()
         began = time.perf_counter()
         generator = TextGenerator.load(args.pte, args.tokenizer, args.data, chat=args.chat,
                                        chat_template=args.chat_template)
-        drafter = generator.drafter(lookup=args.lookup, draft=args.draft)
         load_ms = (time.perf_counter() - began) * 1000
-        out = sys.stdout
         if args.echo and not args.quiet:
             out.write(args.prompt)
         done = generator.generate(args.prompt, args.max_new_tokens, system=args.system, sampling=sampling,
-                                  stop=args.stop, drafter=drafter, max_draft=args.max_draft,
-                                  on_text=None if args.quiet else (lambda text: (out.write(text), out.flush())))
-    except ValueError as error:
-        raise CliError(str(error)) from error
-    except RuntimeError as error:
-        raise CliError(f"generation failed on {args.pte}: {error}") from error
+                                  stop=args.stop, lookup=args.lookup, draft=args.draft, max_draft=args.max_draft,
+                                  on_text=None if args.quiet else show)
+    except (ValueError, GenerationError) as error:
+        if printed:  # the reason on a line of its own, not glued to the text
+            out.write("\n")
+            out.flush()
+        raise CliError(_flagged(str(error))) from error
     if not args.quiet:
         say()
     stats = done.result.statistics
@@ -126,7 +141,17 @@ def _generate_with_loop(args) -> int:
     return 0
 
 
+ENGINE_ONLY = (("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
+               ("seed", None, "--seed"), ("stop", [], "--stop"), ("chat", False, "--chat"),
+               ("chat_template", None, "--chat-template"), ("system", None, "--system"), ("lookup", False, "--lookup"),
+               ("draft", None, "--draft"))
+
+
 def _generate(args) -> int:
+    given = [flag for name, default, flag in ENGINE_ONLY if getattr(args, name) != default]
+    if given:
+        raise usage_error(f"{' '.join(given)} need(s) a tokenizer.json (the engine); {args.tokenizer.name} goes "
+                          "through ExecuTorch's runner, which has only --max-new-tokens, --temperature and --echo")
     quiet_runner = not getattr(args, "verbose", False)
     stats = []
     with contextlib.ExitStack() as stack:
@@ -147,7 +172,8 @@ def _generate(args) -> int:
             runner = TextLLMRunner(str(args.pte), str(args.tokenizer), str(args.data) if args.data else None)
             runner.generate(args.prompt, config, token_callback=print_piece, stats_callback=stats.append)
         except RuntimeError as error:
-            raise CliError(f"the runner failed on {args.pte}: {error}") from error
+            os.write(text_out, b"\n")
+            raise CliError(f"ExecuTorch's runner failed on {args.pte}: {error} (its log, with the reason: run with -v)") from error
     if not args.quiet:
         say()
     if not stats:

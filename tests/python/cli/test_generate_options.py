@@ -1,5 +1,5 @@
-"""`executorch-openvino generate` with the options ExecuTorch's runner lacks, through this package's
-loop (llm/text_generation.py): greedy text equal to eager PyTorch's, speculative decoding (prompt
+"""`executorch-openvino generate` on the engine (llm/text_generation.py over generation/engine.py): greedy
+text equal to eager PyTorch's, speculative decoding (prompt
 lookup, a draft program) printing the same text, stop strings, a seed that fixes sampled text (plain or
 speculative), the
 chat template from tokenizer_config.json with a system prompt, and bad options refused."""
@@ -111,7 +111,8 @@ def test_the_chat_template_lays_out_the_system_prompt_and_the_question(files):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--top-p", "0"], "top_p must be in (0, 1]"),
+    (["--top-p", "0"], "--top-p must be in (0, 1]"),
+    (["--repetition-penalty", "-1"], "--repetition-penalty must be a positive number"),
     (["--system", "x"], "a system prompt needs the chat template"),
     (["--draft", "/nowhere.pte"], "no such file (the draft model)"),
 ])
@@ -158,6 +159,52 @@ def test_a_draft_program_that_agrees_has_drafts_accepted_and_prints_greedy_text(
     accepted, drafted, calls = map(int, reported.groups())
     assert 0 < accepted < drafted and calls < NEW_TOKENS - 1, reported.group(0)
     generator = TextGenerator.load(folder / "model.pte", folder / "tokenizer.json")
-    stats = generator.generate(PROMPT, NEW_TOKENS, drafter=generator.drafter(draft=folder / "agreeing_draft.pte"),
-                               max_draft=4).result.statistics
+    stats = generator.generate(PROMPT, NEW_TOKENS, draft=folder / "agreeing_draft.pte", max_draft=4).result.statistics
     assert (accepted, drafted, calls) == (stats.accepted, stats.drafted, stats.calls)
+
+
+def test_a_stop_string_that_never_occurs_changes_nothing(files):
+    """The issue's report: `--stop` with a string that never occurs changed the greedy text (the two
+    paths put different tokens before the prompt). Fails when a stop string holds back text it never
+    releases, or when the stop path lays the prompt out differently."""
+    _, _, folder = files
+    plain = _run(folder)
+    stopped = _run(folder, "--stop", "\u2603 never")
+    assert _text(stopped) == _text(plain)
+    assert "stopped by length" in stopped.stdout or "stopped by eos" in stopped.stdout
+
+
+def test_a_temperature_above_one_samples(files):
+    """--temperature 1.5 without a seed (the runner's path used to refuse it): text comes, and with a
+    seed the same text twice."""
+    _, _, folder = files
+    assert _run(folder, "--temperature", "1.5").returncode == 0
+    first, again = (_text(_run(folder, "--temperature", "1.5", "--seed", "11")) for _ in range(2))
+    assert first == again
+
+
+def test_a_prompt_past_the_context_names_both_numbers_on_stderr(files):
+    """The reason (the context's size) reaches the user without -v, on stderr, and nothing of it is on
+    stdout; a filter or a bare "generation failed" fails this."""
+    _, _, folder = files
+    done = _run(folder, prompt="the quick fox runs " * 60)
+    assert done.returncode == 1
+    assert re.search(r"holds \d+ tokens, more than the model's context of 96 positions", done.stderr), done.stderr
+    assert "context" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_tokenizer_of_another_model_names_both_sizes(files, tmp_path):
+    """A tokenizer with more tokens than the program's vocabulary is another model's: refused, naming
+    both sizes, before anything is generated."""
+    from workloads.tokenizer import byte_level_bpe
+
+    _, tokenizer, folder = files
+    big = byte_level_bpe([" ".join(f"w{i}x{i * 7}" for i in range(3000))], tokenizer.get_vocab_size() + 200)
+    big.save(str(tmp_path / "tokenizer.json"))
+    command = [sys.executable, "-m", "executorch_openvino", "generate", str(folder / "model.pte"),
+               "--tokenizer", str(tmp_path / "tokenizer.json"), "--prompt", "w1x7"]
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                          timeout=600)
+    assert done.returncode == 1
+    size = big.get_vocab_size(with_added_tokens=True)
+    assert f"has {size} tokens but" in done.stderr and f"vocabulary of {tokenizer.get_vocab_size()}" in done.stderr, done.stderr
