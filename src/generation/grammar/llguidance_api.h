@@ -1,8 +1,9 @@
-// The part of llguidance's C API (its libllguidance, or the Python wheel's llguidance/_lib.abi3.so,
-// which exports the same functions) that the grammar constraints call, declared here in our own
-// terms, and the library opened at run time. We never include llguidance's header: the library is
-// optional, found at run time, and these layouts are what its exported functions take. Checked
-// against llguidance 1.9.1 (tests/python/generation/test_grammar.py drives every call below).
+// llguidance's C API in our own declarations, and its library opened at run time. Only what the
+// grammar constraints call; the library is either a libllguidance built from the crate's C API or the
+// Python wheel's llguidance/_lib.abi3.so, which exports the same functions. We never include
+// llguidance's header: the library is optional and found at run time, and these layouts are what its
+// exported functions take, checked against llguidance 1.9.1 (tests/python/generation/test_grammar.py
+// drives every call below).
 #pragma once
 
 #include <cstddef>
