@@ -282,6 +282,8 @@ LAYER_INCLUDES = {
     "openvino_api": {"common", "loader", "openvino_state/state_abi.h"},
     "delegate": {"common", "loader", "blob", "openvino_api", "openvino_state/state_abi.h"},
     "openvino_state": {"common"},
+    # The generation engine; its grammar/ opens llguidance with the loader's shim.
+    "generation": {"common", "loader"},
     "runner": set(),
 }
 # src/delegate/'s folders, each including only those after it (src/delegate/README.md).
