@@ -18,19 +18,24 @@ SPECIAL_TOKENS = ["<unk>", "<s>", "</s>"]
 TOKENIZER_FILE = "tokenizer.json"
 
 
-def byte_level_bpe(text: Iterable[str], vocab_size: int, special_tokens: List[str] = SPECIAL_TOKENS):
+def byte_level_bpe(text: Iterable[str], vocab_size: int, special_tokens: List[str] = SPECIAL_TOKENS,
+                   every_byte: bool = False):
     """A byte-level BPE tokenizer (tokenizers.Tokenizer; as Llama 3's and GPT-2's) trained on `text`,
     with the special tokens first (<unk>, <s>, </s> as ids 0, 1, 2 by default; the first is the
     unknown token). Trained on ASCII only, every token decodes to valid UTF-8 whatever a model of
     random weights picks (ExecuTorch's runner hands each piece to Python as str). The LLM tests'
     tokenizer (tests/python/llm_tokenizer.py), the optimum tests' (tests/optimum/hf_checkpoints.py) and
-    the benchmarks' (bench/llm, bench/hf_recipe)."""
+    the benchmarks' (bench/llm, bench/hf_recipe). `every_byte`: all 256 bytes are tokens, as in real
+    byte-level tokenizers, so any text can be written (structured output needs "{" and the rest) and a
+    non-ASCII character may take several tokens."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE(unk_token=special_tokens[0]))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens))
+    alphabet = pre_tokenizers.ByteLevel.alphabet() if every_byte else []
+    tokenizer.train_from_iterator(text, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special_tokens,
+                                                            initial_alphabet=alphabet))
     return tokenizer
 
 

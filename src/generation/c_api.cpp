@@ -4,12 +4,16 @@
 #include "executorch_openvino/generation.h"
 
 #include <cstring>
+#include <filesystem>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "generation/callback_model.h"
+#include "generation/grammar/llguidance_constraint.h"
 #include "generation/conversation.h"
 #include "generation/program_model.h"
 
@@ -66,6 +70,27 @@ int guarded(Body&& body) {
   } catch (const std::exception& error) {
     return fail(EOV_GENERATION_MODEL_FAILED, error.what());
   }
+}
+
+// Making llguidance's tokenizer reads the whole vocabulary (a second at 150k tokens): one per
+// (library, tokenizer.json, end ids), shared by the constraints alive.
+Outcome<std::shared_ptr<const grammar::GrammarTokenizer>> shared_tokenizer(const std::string& library,
+                                                                          const std::string& tokenizer_json,
+                                                                          const std::vector<int64_t>& eos) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<const grammar::GrammarTokenizer>> made;
+  std::string key = library + '\0' + std::to_string(std::hash<std::string>{}(tokenizer_json)) + ':' +
+                    std::to_string(tokenizer_json.size());
+  for (int64_t id : eos) key += ',' + std::to_string(id);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto alive = made[key].lock()) return alive;
+  auto opened = grammar::LlguidanceLibrary::open(library.empty() ? std::nullopt
+                                                                 : std::optional<std::filesystem::path>(library));
+  if (!opened) return opened.failure();
+  auto tokenizer = grammar::GrammarTokenizer::from_tokenizer_json(*opened, tokenizer_json, eos);
+  if (!tokenizer) return tokenizer.failure();
+  made[key] = *tokenizer;
+  return *tokenizer;
 }
 
 }  // namespace
@@ -136,6 +161,26 @@ int eov_vocabulary_new(const uint32_t* lengths, const uint8_t* bytes, size_t cou
 }
 
 void eov_vocabulary_free(eov_vocabulary* vocabulary) { delete vocabulary; }
+
+int eov_constraint_new(const char* kind, const char* text, const char* tokenizer_json, const char* library,
+                       const int64_t* eos_ids, size_t eos_count, eov_constraint** out) {
+  return guarded([&] {
+    if (kind == nullptr || text == nullptr || tokenizer_json == nullptr || out == nullptr)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "a constraint needs its kind, its text and the tokenizer.json");
+    if (eos_count == 0 || eos_ids == nullptr)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "a constraint needs the end-of-sequence ids (where the output ends)");
+    *out = nullptr;
+    auto parsed = grammar::parse_grammar_kind(kind);
+    if (!parsed) return fail(parsed.failure());
+    const std::vector<int64_t> eos(eos_ids, eos_ids + eos_count);
+    auto tokenizer = shared_tokenizer(library != nullptr ? library : "", tokenizer_json, eos);
+    if (!tokenizer) return fail(tokenizer.failure());
+    auto made = grammar::LlguidanceConstraint::create(*tokenizer, *parsed, text);
+    if (!made) return fail(made.failure());
+    *out = new eov_constraint{std::move(made.value())};
+    return 0;
+  });
+}
 
 void eov_constraint_free(eov_constraint* constraint) { delete constraint; }
 

@@ -49,7 +49,10 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   if (request.vocabulary != nullptr) text.emplace(*request.vocabulary, request.stops);
   TokenConstraint* constraint = request.constraint;
   TokenBits allowed;
-  if (constraint != nullptr) allowed.resize((vocab + 31) / 32);
+  if (constraint != nullptr) {
+    allowed.resize((vocab + 31) / 32);
+    if (Status started = constraint->reset(); !started) return started.failure();
+  }
 
   // Feed what the model does not hold yet (at least the last token, whose logits come next).
   size_t common = 0;

@@ -21,6 +21,8 @@ inline bool token_allowed(const TokenBits& bits, int64_t token) {
 class TokenConstraint {
  public:
   virtual ~TokenConstraint() = default;
+  // Back to the start: nothing accepted (each generation starts the constraint again).
+  virtual Status reset() = 0;
   // The tokens allowed after those accepted so far, into `bits` (resized to (vocab + 31) / 32 words
   // by the caller). End-of-sequence tokens are allowed only where the constraint may end.
   virtual Status allowed(TokenBits& bits) = 0;

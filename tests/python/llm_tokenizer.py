@@ -22,9 +22,10 @@ def _llm_text():
     return module
 
 
-def train(path: Path, vocab_size: int = 300):
-    """Writes tokenizer.json to `path` and returns the tokenizer (tokenizers.Tokenizer)."""
-    tokenizer = _llm_text().byte_level_bpe(TEXT, vocab_size)
+def train(path: Path, vocab_size: int = 300, every_byte: bool = False):
+    """Writes tokenizer.json to `path` and returns the tokenizer (tokenizers.Tokenizer). `every_byte`:
+    all 256 bytes are tokens (byte_level_bpe), as in a real model's tokenizer."""
+    tokenizer = _llm_text().byte_level_bpe(TEXT, vocab_size, every_byte=every_byte)
     assert tokenizer.token_to_id("<s>") == BOS and tokenizer.token_to_id("</s>") == EOS
     tokenizer.save(str(path))
     return tokenizer

@@ -61,6 +61,11 @@ def add_arguments(parser) -> None:
                       help="speculative decoding with drafts looked up in the conversation")
     loop.add_argument("--draft", type=Path, metavar="DRAFT.pte",
                       help="speculative decoding with a smaller model of the same vocabulary")
+    shape = loop.add_mutually_exclusive_group()
+    shape.add_argument("--json-schema", type=Path, metavar="FILE",
+                       help="the output is JSON valid under this JSON schema (structured output)")
+    shape.add_argument("--regex", metavar="EXPR", help="the output matches this regular expression")
+    shape.add_argument("--grammar", type=Path, metavar="FILE", help="the output follows this Lark grammar")
     loop.add_argument("--max-draft", type=positive(int), default=5, metavar="N", help="drafts per step (default 5)")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
@@ -114,12 +119,13 @@ def _generate_with_loop(args) -> int:
         began = time.perf_counter()
         generator = TextGenerator.load(args.pte, args.tokenizer, args.data, chat=args.chat,
                                        chat_template=args.chat_template)
+        constraint = _constraint(generator, args)
         load_ms = (time.perf_counter() - began) * 1000
         if args.echo and not args.quiet:
             out.write(args.prompt)
         done = generator.generate(args.prompt, args.max_new_tokens, system=args.system, sampling=sampling,
                                   stop=args.stop, lookup=args.lookup, draft=args.draft, max_draft=args.max_draft,
-                                  on_text=None if args.quiet else show)
+                                  constraint=constraint, on_text=None if args.quiet else show)
     except (ValueError, GenerationError) as error:
         if printed:  # the reason on a line of its own, not glued to the text
             out.write("\n")
@@ -141,7 +147,17 @@ def _generate_with_loop(args) -> int:
     return 0
 
 
-ENGINE_ONLY = (("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
+def _constraint(generator, args):
+    for kind, value, read in (("json_schema", args.json_schema, True), ("regex", args.regex, False),
+                              ("lark", args.grammar, True)):
+        if value is not None:
+            if read and not value.is_file():
+                raise usage_error(f"{value}: no such file (the {kind.replace('_', ' ')})")
+            return generator.constraint(kind, value.read_text(encoding="utf-8") if read else value)
+    return None
+
+
+ENGINE_ONLY = (("json_schema", None, "--json-schema"), ("regex", None, "--regex"), ("grammar", None, "--grammar"), ("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
                ("seed", None, "--seed"), ("stop", [], "--stop"), ("chat", False, "--chat"),
                ("chat_template", None, "--chat-template"), ("system", None, "--system"), ("lookup", False, "--lookup"),
                ("draft", None, "--draft"))

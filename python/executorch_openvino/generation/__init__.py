@@ -5,8 +5,8 @@ characters, output held to a schema; and the chat template that lays out a conve
 from __future__ import annotations
 
 from .chat_template import ChatTemplate
-from .engine import (Conversation, GenerationError, GenerationValueError, Program, Result, SamplingOptions,
+from .engine import (Constraint, Conversation, GenerationError, GenerationValueError, Program, Result, SamplingOptions,
                      Statistics, Vocabulary, greedy)
 
-__all__ = ["ChatTemplate", "Conversation", "GenerationError", "GenerationValueError", "Program", "Result",
+__all__ = ["ChatTemplate", "Constraint", "Conversation", "GenerationError", "GenerationValueError", "Program", "Result",
            "SamplingOptions", "Statistics", "Vocabulary", "greedy"]

@@ -182,6 +182,41 @@ class Vocabulary:
             self._handle = None
 
 
+def grammar_library() -> str:
+    """llguidance's C library: the pip package's module, which exports it (opened inside this Python
+    process, where its Python symbols resolve)."""
+    try:
+        import llguidance._lib as compiled
+    except ImportError as error:
+        raise GenerationError(f"structured output needs llguidance ({error}). Fix: pip install llguidance==1.9.1") from error
+    return compiled.__file__
+
+
+class Constraint:
+    """Output held to a grammar: `kind` "json_schema" (a JSON schema, as text or a dict), "regex" or
+    "lark"; over the model's tokenizer.json (its text) with the ids that end the output."""
+
+    KINDS = ("json_schema", "regex", "lark")
+
+    def __init__(self, kind: str, grammar, tokenizer_json: str, eos_ids: Sequence[int]):
+        import json
+
+        lib = library()
+        text = json.dumps(grammar) if isinstance(grammar, dict) else str(grammar)
+        handle = ctypes.c_void_p()
+        eos = _ids(list(eos_ids))
+        _check(lib.eov_constraint_new(kind.encode(), text.encode("utf-8"), tokenizer_json.encode("utf-8"),
+                                      grammar_library().encode(), ctypes.cast(eos, _int64_p), len(eos_ids),
+                                      ctypes.byref(handle)))
+        self._handle, self._free = handle, lib.eov_constraint_free
+        self.kind = kind
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._free(self._handle)
+            self._handle = None
+
+
 class Program:
     """A language-model program (or a model behind a Python step function) the engine drives."""
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence
 
 from ..generation.chat_template import ChatTemplate
-from ..generation.engine import Conversation, Program, Result, SamplingOptions, Vocabulary
+from ..generation.engine import Constraint, Conversation, Program, Result, SamplingOptions, Vocabulary
 from ..generation.vocabulary import token_bytes
 
 
@@ -84,6 +84,16 @@ class TextGenerator:
             raise ValueError("a system prompt needs the chat template (chat=True)")
         ids = self.tokenizer.encode(prompt, add_special_tokens=False).ids
         return ([self.program.bos_id] if self.program.bos_id is not None else []) + ids
+
+    def constraint(self, kind: str, grammar) -> Constraint:
+        """Output held to a JSON schema (a dict or its text), a regex or a Lark grammar; ends at the
+        program's end-of-sequence ids (the tokenizer's when the program names none)."""
+        eos = self.program.eos_ids or [i for i in (self.tokenizer.token_to_id(t) for t in ("</s>", "<|endoftext|>"))
+                                       if i is not None]
+        if not eos:
+            raise ValueError("the output's end is unknown: the program names no end-of-sequence id (export it with "
+                             "base.metadata, docs/llm.md)")
+        return Constraint(kind, grammar, self.tokenizer_json, eos)
 
     def draft_program(self, path: Path, data: Optional[Path] = None) -> Program:
         key = (str(path), str(data))

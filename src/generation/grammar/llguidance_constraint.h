@@ -107,7 +107,7 @@ class LlguidanceConstraint final : public TokenConstraint {
   bool stopped() override;
 
   // Back to the start, as created.
-  Status reset();
+  Status reset() override;
   // An independent constraint at the same point (same accepted tokens).
   Outcome<std::unique_ptr<LlguidanceConstraint>> clone() const;
 
