@@ -66,6 +66,11 @@ EOV_GENERATION_API size_t eov_program_eos_ids(const eov_program* program, int64_
 // stop strings. A special token that prints nothing has length 0.
 EOV_GENERATION_API int eov_vocabulary_new(const uint32_t* lengths, const uint8_t* bytes, size_t count,
                                           eov_vocabulary** out);
+// The same from a Hugging Face tokenizer.json (its text), read by the grammar library (`library`: its C
+// library, NULL for LLGUIDANCE_LIB_PATH); `size`: the model's vocabulary (ids past the tokenizer's
+// print nothing). A byte-level token that is part of a character gives its raw bytes.
+EOV_GENERATION_API int eov_vocabulary_from_tokenizer(const char* tokenizer_json, const char* library, size_t size,
+                                                     eov_vocabulary** out);
 EOV_GENERATION_API void eov_vocabulary_free(eov_vocabulary* vocabulary);
 
 // Output held to a grammar: `kind` "json_schema", "regex" or "lark"; `text` the schema, expression or

@@ -93,6 +93,25 @@ Outcome<std::shared_ptr<const grammar::GrammarTokenizer>> shared_tokenizer(const
   return *tokenizer;
 }
 
+// Whether a tokenizer.json's decoder drops a text's first space: a Strip of one character at the
+// start (SentencePiece-style tokenizers: Llama 2, Mistral, Gemma) or a Metaspace decoder.
+bool strips_first_space(const std::string& tokenizer_json) {
+  const size_t decoder = tokenizer_json.find("\"decoder\"");
+  if (decoder == std::string::npos) return false;
+  // The decoder's own object: up to the model (the vocabulary, whose tokens may spell anything).
+  const size_t model = tokenizer_json.find("\"model\"", decoder);
+  const std::string rest = tokenizer_json.substr(decoder, model == std::string::npos ? std::string::npos : model - decoder);
+  if (rest.find("\"Metaspace\"") != std::string::npos) return true;
+  for (size_t strip = rest.find("\"Strip\""); strip != std::string::npos; strip = rest.find("\"Strip\"", strip + 1)) {
+    const std::string near = rest.substr(strip, 120);
+    const size_t start = near.find("\"start\"");
+    if (start == std::string::npos) continue;
+    size_t digit = near.find_first_of("0123456789", start);
+    if (digit != std::string::npos && near[digit] != '0') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 extern "C" {
@@ -156,6 +175,18 @@ int eov_vocabulary_new(const uint32_t* lengths, const uint8_t* bytes, size_t cou
       at += lengths[i];
     }
     *out = new eov_vocabulary{Vocabulary(std::move(tokens))};
+    return 0;
+  });
+}
+
+int eov_vocabulary_from_tokenizer(const char* tokenizer_json, const char* library, size_t size, eov_vocabulary** out) {
+  return guarded([&] {
+    if (tokenizer_json == nullptr || out == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no tokenizer.json given");
+    *out = nullptr;
+    // The end ids only matter to constraints; any id serves here.
+    auto tokenizer = shared_tokenizer(library != nullptr ? library : "", tokenizer_json, {0});
+    if (!tokenizer) return fail(tokenizer.failure());
+    *out = new eov_vocabulary{Vocabulary((*tokenizer)->token_bytes_table(size), strips_first_space(tokenizer_json))};
     return 0;
   });
 }

@@ -14,13 +14,18 @@ namespace executorch_openvino::generation {
 
 class Vocabulary {
  public:
-  explicit Vocabulary(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {}
+  // `strip_first_space`: a generation's text drops its first space (a SentencePiece tokenizer's
+  // decoder does: its words carry their space in front, the first one too).
+  explicit Vocabulary(std::vector<std::string> tokens, bool strip_first_space = false)
+      : tokens_(std::move(tokens)), strip_first_space_(strip_first_space) {}
+  bool strip_first_space() const { return strip_first_space_; }
   // A token's bytes; "" for one outside the vocabulary or printing nothing (a special token).
   const std::string& bytes(int64_t token) const;
   size_t size() const { return tokens_.size(); }
 
  private:
   std::vector<std::string> tokens_;
+  bool strip_first_space_;
   std::string none_;
 };
 
@@ -42,6 +47,7 @@ class TextStream {
   std::string pending_;  // bytes not yet whole characters
   std::string held_;     // whole characters that may begin a stop string
   bool stopped_ = false;
+  bool started_ = false;  // text has been handed out (or the first space dropped)
 };
 
 // The length of the longest prefix of `bytes` made of whole UTF-8 characters; an invalid byte counts

@@ -68,6 +68,7 @@ def add_arguments(parser) -> None:
     shape.add_argument("--grammar", type=Path, metavar="FILE", help="the output follows this Lark grammar")
     loop.add_argument("--max-draft", type=positive(int), default=5, metavar="N", help="drafts per step (default 5)")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
+    loop.add_argument("--show-ids", action="store_true", help="print the generated token ids after the text")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
     add_option_argument(parser)
 
@@ -133,6 +134,8 @@ def _generate_with_loop(args) -> int:
         raise CliError(_flagged(str(error))) from error
     if not args.quiet:
         say()
+    if args.show_ids:
+        print("ids: " + " ".join(map(str, done.result.tokens)), flush=True)
     stats = done.result.statistics
     prompt_ms, decode_ms = stats.prefill_s * 1000, stats.decode_s * 1000
     decoded = max(stats.generated - 1, 0)
@@ -157,7 +160,7 @@ def _constraint(generator, args):
     return None
 
 
-ENGINE_ONLY = (("json_schema", None, "--json-schema"), ("regex", None, "--regex"), ("grammar", None, "--grammar"), ("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
+ENGINE_ONLY = (("show_ids", False, "--show-ids"), ("json_schema", None, "--json-schema"), ("regex", None, "--regex"), ("grammar", None, "--grammar"), ("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
                ("seed", None, "--seed"), ("stop", [], "--stop"), ("chat", False, "--chat"),
                ("chat_template", None, "--chat-template"), ("system", None, "--system"), ("lookup", False, "--lookup"),
                ("draft", None, "--draft"))

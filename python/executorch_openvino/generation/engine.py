@@ -92,6 +92,7 @@ def _declare(lib: ctypes.CDLL) -> None:
             ("eov_program_info", [p, ctypes.c_char_p], ctypes.c_int64),
             ("eov_program_eos_ids", [p, _int64_p, ctypes.c_size_t], ctypes.c_size_t),
             ("eov_vocabulary_new", [ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_size_t, c], ctypes.c_int),
+            ("eov_vocabulary_from_tokenizer", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, c], ctypes.c_int),
             ("eov_vocabulary_free", [p], None),
             ("eov_constraint_free", [p], None),
             ("eov_generation_options_init", [ctypes.POINTER(_Options)], None),
@@ -175,6 +176,18 @@ class Vocabulary:
         _check(lib.eov_vocabulary_new(lengths, joined, len(token_bytes), ctypes.byref(handle)))
         self._handle, self._free = handle, lib.eov_vocabulary_free
         self.size = len(token_bytes)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer_json: str, size: int) -> "Vocabulary":
+        """From a Hugging Face tokenizer.json's text, for a model of `size` tokens (the engine reads
+        each token's raw bytes with the grammar library)."""
+        lib = library()
+        made = cls.__new__(cls)
+        handle = ctypes.c_void_p()
+        _check(lib.eov_vocabulary_from_tokenizer(tokenizer_json.encode("utf-8"), grammar_library().encode(), size,
+                                                 ctypes.byref(handle)))
+        made._handle, made._free, made.size = handle, lib.eov_vocabulary_free, size
+        return made
 
     def __del__(self):
         if getattr(self, "_handle", None):

@@ -22,7 +22,6 @@ from typing import Callable, List, Optional, Sequence
 
 from ..generation.chat_template import ChatTemplate
 from ..generation.engine import Constraint, Conversation, Program, Result, SamplingOptions, Vocabulary
-from ..generation.vocabulary import token_bytes
 
 
 @dataclass
@@ -37,7 +36,7 @@ class TextGenerator:
         self.tokenizer = tokenizer
         self.tokenizer_json = tokenizer_json
         self.template = template
-        self.vocabulary = Vocabulary(token_bytes(tokenizer_json, program.vocab))
+        self.vocabulary = Vocabulary.from_tokenizer(tokenizer_json, program.vocab)
         self.conversation = Conversation(program)
         self._prefix: Optional[List[int]] = None  # the tokens whose state is saved, when one is
         self._prefix_name = ""
