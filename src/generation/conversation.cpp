@@ -36,7 +36,7 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   if (request.drafter != nullptr && !model.all_logits())
     return invalid("speculative decoding needs the logits of every position a call is given; this program "
                    "returns the last one's only (export it with full logits: ExecuTorch's export_llm option "
-                   "model.generate_full_logits=True, or an optimum-executorch export)");
+                   "debug.generate_full_logits=true, or an optimum-executorch export)");
   if ((!request.stops.empty() || request.on_text) && request.vocabulary == nullptr)
     return invalid("stop strings and streamed text need the tokens' bytes (a vocabulary)");
   if (static_cast<int64_t>(given.size()) > model.context())
