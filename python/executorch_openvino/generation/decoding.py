@@ -138,7 +138,7 @@ def generate(model: TextModel, prompt: Sequence[int], max_new_tokens: int, *,
         if not model.all_logits:
             raise ValueError("speculative decoding needs the logits of every position a call is given; this "
                              "program returns the last one's only (export it with full logits: ExecuTorch's "
-                             "LLM export's generate_full_logits, or an optimum-executorch export)")
+                             "export_llm with debug.generate_full_logits=true, or an optimum-executorch export)")
         if max_draft < 1:
             raise ValueError("max_draft must be at least 1")
     sampler = Sampler(sampling)
