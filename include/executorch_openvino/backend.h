@@ -69,6 +69,15 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_set_default_runtime_path(const 
 // loading failed; may span lines, always last). Valid until the thread's next call.
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void);
 
+// Loads the OpenVINO runtime and the state helper (libexecutorch_openvino_state, which conversation
+// rollback, saved prefixes and paged attention need) if needed and describes the helper, one
+// "key=value" line each: built_for (the OpenVINO release the helper was built against; empty where
+// none was built, as on Windows), runtime (the release loaded), path (the helper file tried: beside
+// this library, or EXECUTORCH_OPENVINO_STATE_LIBRARY), loaded (0/1), works (0/1: a one-variable model
+// compiled on the CPU, run once, its variable read back, snapshotted and reset through the helper),
+// error (when either is 0; may span lines, always last). Valid until the thread's next call.
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_state_helper(void);
+
 // Process-wide defaults for programs loaded from now on, by option key: device, performance_hint,
 // num_threads, num_streams, precision (exact or fast), inference_precision, cache_dir, enable_mmap,
 // enable_profiling, attention (auto, grown or paged). They

@@ -3,6 +3,7 @@
 #include <array>
 #include <mutex>
 
+#include "openvino_api/objects.h"
 #include "openvino_state/state_abi.h"
 
 namespace executorch_openvino::openvino_api {
@@ -178,6 +179,7 @@ ProcessHelper open_helper(const Runtime& runtime) {
   }
   const fs::path path =
       loader::read_environment_path("EXECUTORCH_OPENVINO_STATE_LIBRARY").value_or(HelperLibrary::default_path());
+  helper.path = path;
   Outcome<std::unique_ptr<HelperLibrary>> opened = HelperLibrary::open(path);
   if (!opened.ok()) {
     helper.why_not = opened.failure().message;
@@ -187,6 +189,46 @@ ProcessHelper open_helper(const Runtime& runtime) {
   return helper;
 }
 
+// state = x (first call), then state + x: one i32 variable the probe reads back. No constants.
+constexpr const char* kProbeModel = R"IR(<?xml version="1.0"?>
+<net name="eov_state_probe" version="11">
+  <layers>
+    <layer id="0" name="x" type="Parameter" version="opset1">
+      <data shape="1" element_type="i32" />
+      <output><port id="0" precision="I32" names="x"><dim>1</dim></port></output>
+    </layer>
+    <layer id="1" name="read" type="ReadValue" version="opset6">
+      <data variable_id="eov_probe" variable_type="i32" variable_shape="1" />
+      <input><port id="0" precision="I32"><dim>1</dim></port></input>
+      <output><port id="1" precision="I32"><dim>1</dim></port></output>
+    </layer>
+    <layer id="2" name="sum" type="Add" version="opset1">
+      <input><port id="0" precision="I32"><dim>1</dim></port><port id="1" precision="I32"><dim>1</dim></port></input>
+      <output><port id="2" precision="I32" names="y"><dim>1</dim></port></output>
+    </layer>
+    <layer id="3" name="assign" type="Assign" version="opset6">
+      <data variable_id="eov_probe" />
+      <input><port id="0" precision="I32"><dim>1</dim></port></input>
+      <output><port id="1" precision="I32"><dim>1</dim></port></output>
+    </layer>
+    <layer id="4" name="y" type="Result" version="opset1">
+      <input><port id="0" precision="I32"><dim>1</dim></port></input>
+    </layer>
+  </layers>
+  <edges>
+    <edge from-layer="0" from-port="0" to-layer="1" to-port="0" />
+    <edge from-layer="1" from-port="1" to-layer="2" to-port="0" />
+    <edge from-layer="0" from-port="0" to-layer="2" to-port="1" />
+    <edge from-layer="2" from-port="2" to-layer="3" to-port="0" />
+    <edge from-layer="2" from-port="2" to-layer="4" to-port="0" />
+  </edges>
+</net>
+)IR";
+
+Failure probe_failure(const std::string& step, const Failure& failure) {
+  return Failure{failure.kind, "the state helper's probe failed at " + step + ": " + failure.message};
+}
+
 }  // namespace
 
 const ProcessHelper& process_helper(const Runtime& runtime) {
@@ -194,6 +236,38 @@ const ProcessHelper& process_helper(const Runtime& runtime) {
   static ProcessHelper helper;
   std::call_once(once, [&] { helper = open_helper(runtime); });
   return helper;
+}
+
+std::string helper_release() { return kHelperRelease; }
+
+Status probe_helper(Runtime& runtime, const HelperLibrary& helper) {
+  auto model = read_model(runtime, kProbeModel, std::char_traits<char>::length(kProbeModel), nullptr, 0);
+  if (!model.ok()) return probe_failure("reading its model", model.failure());
+  auto compiled = compile_model(runtime, model.value().get(), "CPU", {});
+  if (!compiled.ok()) return probe_failure("compiling its model", compiled.failure());
+  auto request = create_infer_request(runtime, compiled.value().get());
+  if (!request.ok()) return probe_failure("making an infer request", request.failure());
+  int32_t x = 21;
+  const int64_t dims[1] = {1};
+  auto input = wrap_host_memory(runtime, ElementType::kI32, dims, 1, &x);
+  if (!input.ok()) return probe_failure("making its input", input.failure());
+  if (Status set = set_input(runtime, request.value().get(), 0, input.value().get()); !set.ok()) {
+    return probe_failure("setting its input", set.failure());
+  }
+  if (Status ran = infer(runtime, request.value().get()); !ran.ok()) return probe_failure("running", ran.failure());
+  // The variable holds x + x after one call.
+  Outcome<int64_t> read = helper.read_int(request.value().get(), "eov_probe");
+  if (!read.ok()) return probe_failure("reading the variable", read.failure());
+  if (read.value() != 2 * x) {
+    return Failure{FailureKind::kOpenVinoError, "the state helper's probe read " + std::to_string(read.value()) +
+                                                    " from a variable that holds " + std::to_string(2 * x)};
+  }
+  Outcome<HelperLibrary::Snapshot> taken = helper.snapshot(request.value().get());
+  if (!taken.ok()) return probe_failure("taking a snapshot", taken.failure());
+  if (Status reset = helper.reset(request.value().get(), {}); !reset.ok()) {
+    return probe_failure("resetting the variable", reset.failure());
+  }
+  return ok_status();
 }
 
 }  // namespace executorch_openvino::openvino_api

@@ -69,9 +69,19 @@ class HelperLibrary {
 struct ProcessHelper {
   const HelperLibrary* library = nullptr;  // null: unavailable, and `why_not` says why
   std::string why_not;
+  std::filesystem::path path;  // the file opened or tried; empty when none was (another release)
 };
 // EXECUTORCH_OPENVINO_STATE_LIBRARY names the helper to open instead of the one beside this library
 // (tests use it to run without one).
 const ProcessHelper& process_helper(const Runtime& runtime);
+
+// The OpenVINO release the helper was built against; empty where the build made none (Windows, or
+// a build without the openvino wheel or with EXECUTORCH_OPENVINO_BUILD_STATE_HELPER=OFF).
+std::string helper_release();
+
+// Whether `helper` works on objects of `runtime`: compiles a one-variable model on the CPU, runs
+// it once and has the helper read the variable back, take a snapshot and reset it. A helper whose
+// OpenVINO is not the runtime's (another copy of the same release) fails here.
+Status probe_helper(Runtime& runtime, const HelperLibrary& helper);
 
 }  // namespace executorch_openvino::openvino_api

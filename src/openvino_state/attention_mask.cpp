@@ -5,6 +5,8 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,8 +29,30 @@ bool spans_a_context(const ov::Output<ov::Node>& value) {
          shape.rank().get_length() >= 2 && shape[shape.rank().get_length() - 1].is_static();
 }
 
+// What one branch of a Select is: its constant value(s), or the node computing it.
+std::string branch_text(const ov::Output<ov::Node>& value) {
+  auto constant = ov::as_type_ptr<ov::op::v0::Constant>(value.get_node_shared_ptr());
+  if (!constant) {
+    return std::string("a value computed by ") + value.get_node()->get_type_name() + " '" +
+           value.get_node()->get_friendly_name() + "'";
+  }
+  if (!constant->get_element_type().is_real()) {
+    return "a constant of type " + constant->get_element_type().get_type_name();
+  }
+  const std::vector<double> values = constant->cast_vector<double>();
+  if (values.empty()) return "an empty constant";
+  const auto [low, high] = std::minmax_element(values.begin(), values.end());
+  std::ostringstream text;
+  if (*low == *high) {
+    text << *low;
+  } else {
+    text << "values from " << *low << " to " << *high;
+  }
+  return text.str();
+}
+
 // A Select that turns the boolean mask into the additive one: 0 where it is true (attended), -inf (or
-// a number as low) where false. Any other branches (a bias, an inverted mask) compute more than a mask.
+// a number as low) where false. Any other branches compute more than a mask.
 void check_additive(const ov::op::v1::Select& select) {
   auto attended = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(1));
   auto hidden = ov::as_type_ptr<ov::op::v0::Constant>(select.get_input_node_shared_ptr(2));
@@ -38,7 +62,9 @@ void check_additive(const ov::op::v1::Select& select) {
     return !values.empty() && std::all_of(values.begin(), values.end(), holds);
   };
   if (!all(attended, [](double v) { return v == 0.0; }) || !all(hidden, [](double v) { return v <= -1e30; })) {
-    throw Left{"an attention's mask selects other values than 0 and -inf (a bias, or an inverted mask)"};
+    throw Left{"an attention's mask (Select '" + select.get_friendly_name() + "') adds " +
+               branch_text(select.input_value(1)) + " where attended and " + branch_text(select.input_value(2)) +
+               " where hidden, not 0 and -inf (or below -1e30)"};
   }
 }
 
@@ -161,28 +187,65 @@ void check_causal_where_sampled(ov::Model& probe, const ov::Output<ov::Node>& ma
       throw Left{"the attention mask is " + shape.to_string() + " for " + std::to_string(n) + " tokens"};
     }
     if (auto cell = executorch_openvino::first_non_causal_cell(outputs[0].data<const bool>(), n, context, first)) {
-      throw Left{"the attention mask is not causal for " + std::to_string(n) + " tokens at position " +
-                 std::to_string(first) + " (row " + std::to_string(cell->row) + ", column " +
-                 std::to_string(cell->column) + "): a sliding window, or another kind of attention"};
+      const bool* values = outputs[0].data<const bool>();
+      const std::string where_text = "for " + std::to_string(n) + " tokens at position " + std::to_string(first) +
+                                     ", row " + std::to_string(cell->row) + " (position " +
+                                     std::to_string(first + cell->row) + ")";
+      if (cell->column >= context) {
+        throw Left{"the attention mask is not causal " + where_text + ": it has no column for that position"};
+      }
+      const bool attended = values[cell->row * context + cell->column];
+      throw Left{"the attention mask is not causal " + where_text + ": column " + std::to_string(cell->column) +
+                 (attended ? " is attended, which a causal mask hides" : " is hidden, which a causal mask attends")};
     }
   }
 }
 
 }  // namespace
 
+namespace {
+
+// The mask an attention reads, named as the model names it: "input 'attention_mask' (boolean[1,128])"
+// or "LogicalNot 'aten::logical_not/LogicalNot' (boolean[?,128])".
+std::string origin_text(const MaskOrigin& origin) {
+  const ov::Output<ov::Node> value = origin.given ? origin.given->output(0) : origin.computed;
+  std::string text = origin.given ? "input '" + origin.given->get_friendly_name() + "'"
+                                  : std::string(value.get_node()->get_type_name()) + " '" +
+                                        value.get_node()->get_friendly_name() + "'" +
+                                        (value.get_index() > 0 ? " output " + std::to_string(value.get_index()) : "");
+  return text + " (" + value.get_element_type().get_type_name() + value.get_partial_shape().to_string() + ")";
+}
+
+}  // namespace
+
 MaskOrigin the_mask(const ov::Model& model, size_t* attentions) {
-  std::optional<MaskOrigin> mask;
+  std::vector<std::pair<MaskOrigin, size_t>> masks;  // each distinct mask, with how many attentions read it
   *attentions = 0;
   for (const auto& node : model.get_ordered_ops()) {
     if (!ov::is_type<ov::op::v13::ScaledDotProductAttention>(node)) continue;
     ++*attentions;
-    if (node->get_input_size() < 4) throw Left{"an attention has no mask"};
+    if (node->get_input_size() < 4) {
+      throw Left{"attention " + std::to_string(*attentions) + " ('" + node->get_friendly_name() + "') has no mask"};
+    }
     const MaskOrigin origin = mask_origin(node->input_value(3));
-    if (mask && !(origin == *mask)) throw Left{"the attentions have different masks (a sliding window on some?)"};
-    mask = origin;
+    auto same = std::find_if(masks.begin(), masks.end(), [&](const auto& mask) { return mask.first == origin; });
+    if (same == masks.end()) {
+      masks.emplace_back(origin, 1);
+    } else {
+      ++same->second;
+    }
   }
-  if (!mask) throw Left{"the model has no attention"};
-  return *mask;
+  if (masks.empty()) throw Left{"the model has no attention"};
+  if (masks.size() > 1) {
+    std::string text = "the " + std::to_string(*attentions) + " attentions read " + std::to_string(masks.size()) +
+                       " different masks:";
+    for (size_t i = 0; i < masks.size(); ++i) {
+      text += std::string(i == 0 ? " " : "; ") + std::to_string(masks[i].second) +
+              (masks[i].second == 1 ? " reads " : " read ") + origin_text(masks[i].first);
+    }
+    throw Left{text};
+  }
+  return masks.front().first;
 }
 
 void prove_causal(const ov::Model& model, int64_t position_index, int64_t tokens_index) {

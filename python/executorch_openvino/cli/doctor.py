@@ -23,13 +23,14 @@ CHECKS = {
     "backend": "backend registered",
     "upstream": "OpenvinoBackend name",
     "options": "run-time options",
+    "state": "state helper",
     "cpu": "CPU for OpenVINO",
     "fast": "precision=fast",
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
 # The checks of what this package ships; the others check packages it runs with.
-OURS = ("library", "backend", "upstream", "options", "cmake")
+OURS = ("library", "backend", "upstream", "options", "state", "cmake")
 
 
 @dataclass
@@ -164,6 +165,51 @@ def _check_fast(devices) -> Result:
     return Result("fast", True, "; ".join(parts) or "no devices", info=True)
 
 
+STATE_LIBRARY_VARIABLE = "EXECUTORCH_OPENVINO_STATE_LIBRARY"
+_STATE_NEEDED_BY = "going back in a conversation, save_state and paged attention need it"
+
+
+def _check_state(loaded, runtime_ok: bool) -> Result:
+    """The state helper (libexecutorch_openvino_state): found, opened, and working on objects of
+    the OpenVINO runtime loaded (the library probes it with a one-variable model)."""
+    if loaded is None:
+        return Result("state", False, "not checked: the delegate library did not load",
+                      "fix the delegate library line first")
+    if not hasattr(loaded.handle, "executorch_openvino_describe_state_helper"):
+        return Result("state", False, f"not checked: {loaded.path} has no executorch_openvino_describe_state_helper "
+                      "(older than this package)", "rebuild the library (make build) or reinstall the wheel")
+    if not runtime_ok:
+        return Result("state", False, "not checked: the OpenVINO runtime did not load",
+                      "fix the OpenVINO runtime line first")
+    helper = loaded.describe_state_helper()
+    error = " ".join(helper.get("error", "").split())
+    if helper.get("works") == "1":
+        return Result("state", True, f"{helper.get('path')} (built for OpenVINO {helper.get('built_for')}; a probe "
+                      "model's variable read back, snapshotted and reset through it)")
+    if not helper.get("built_for"):
+        if sys.platform == "win32":
+            return Result("state", True, "none on Windows (not built there by design: MinGW cannot link the C++ "
+                          "runtime of OpenVINO's wheel); conversations do not go back, no save_state or paged "
+                          "attention (docs/conversation-state.md)", info=True)
+        return Result("state", False, f"this library was built without it ({_STATE_NEEDED_BY})",
+                      "rebuild with the openvino wheel installed and EXECUTORCH_OPENVINO_BUILD_STATE_HELPER=ON "
+                      "(make build), or install the wheel")
+    if not helper.get("path"):  # not tried: another release is loaded
+        return Result("state", False, f"{error} ({_STATE_NEEDED_BY})",
+                      f"run with OpenVINO {helper.get('built_for')} (pip install 'openvino=={helper.get('built_for')}' "
+                      "or OPENVINO_LIB_PATH), or rebuild against the runtime loaded (make build)")
+    if helper.get("loaded") != "1":
+        if os.environ.get(STATE_LIBRARY_VARIABLE):
+            fix = (f"point {STATE_LIBRARY_VARIABLE} at the libexecutorch_openvino_state built with this library, or "
+                   "unset it to use the one beside the library")
+        else:
+            fix = (f"rebuild (make build) or reinstall the wheel, which put libexecutorch_openvino_state beside "
+                   f"{Path(str(loaded.path)).name}, or set {STATE_LIBRARY_VARIABLE} to it")
+        return Result("state", False, error or f"{helper.get('path')} could not be opened", fix)
+    return Result("state", False, f"{helper.get('path')} opened but does not work with the runtime loaded: {error}",
+                  "rebuild the library and its helper together against the installed openvino (make build)")
+
+
 def _runtime_origin() -> str:
     """Where the path of the OpenVINO runtime came from (the library takes OPENVINO_LIB_PATH when set)."""
     from executorch_openvino.runtime import openvino_discovery
@@ -240,6 +286,8 @@ def collect(skip=()) -> List[Result]:
         chosen = {key: value for key, value in executorch_openvino.get_options().items() if value is not None}
         text = ", ".join(f"{key}={value}" for key, value in chosen.items()) or "none set (each program's compile specs)"
         results.append(Result("options", True, text))
+    results.append(_check_state(loaded, found is not None and not found.openvino_error and
+                                bool(found.openvino_version)))
 
     results.append(_check_cpu())
     results.append(_check_fast(found.devices if found is not None and not found.openvino_error else ["CPU"]))

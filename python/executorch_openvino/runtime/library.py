@@ -89,7 +89,17 @@ class LoadedLibrary:
     def describe_runtime(self) -> dict:
         """Loads the OpenVINO runtime if needed; returns configured, loaded, library, version,
         devices and error (see executorch_openvino_describe_runtime)."""
-        text = self._text("executorch_openvino_describe_runtime")
+        return self._key_values(self._text("executorch_openvino_describe_runtime"))
+
+    def describe_state_helper(self) -> dict:
+        """Loads the OpenVINO runtime and the state helper if needed and probes the helper; returns
+        built_for, runtime, path, loaded, works and error (see
+        executorch_openvino_describe_state_helper)."""
+        return self._key_values(self._text("executorch_openvino_describe_state_helper"))
+
+    @staticmethod
+    def _key_values(text: str) -> dict:
+        """key=value lines; `error` is always last and may span lines."""
         result: dict = {}
         lines = text.split("\n")
         for i, line in enumerate(lines):

@@ -10,6 +10,7 @@
 #include "delegate/options/runtime_options.h"
 #include "delegate/execution/saved_prefixes.h"
 #include "loader/dynamic_library.h"
+#include "openvino_api/helper_library.h"
 #include "openvino_api/runtime.h"
 
 namespace {
@@ -69,6 +70,30 @@ EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_runtime(void) {
   text += "compiled_models_reused=" + std::to_string(stats.reused) + "\n";
   text += "compiled_models_live=" + std::to_string(stats.live) + "\n";
   if (!devices.ok()) text += "error=" + devices.failure().message + "\n";
+  return text.c_str();
+}
+
+EXECUTORCH_OPENVINO_API const char* executorch_openvino_describe_state_helper(void) {
+  namespace openvino_api = executorch_openvino::openvino_api;
+  thread_local std::string text;
+  const std::string release = openvino_api::helper_release();
+  text = "built_for=" + release + "\n";
+  auto runtime = openvino_api::Runtime::instance();
+  if (!runtime.ok()) {
+    text += "runtime=\npath=\nloaded=0\nworks=0\nerror=the OpenVINO runtime did not load: " +
+            runtime.failure().message + "\n";
+    return text.c_str();
+  }
+  text += "runtime=" + one_line(runtime.value()->version().to_string()) + "\n";
+  const openvino_api::ProcessHelper& helper = openvino_api::process_helper(*runtime.value());
+  text += "path=" + one_line(helper.path.string()) + "\n";
+  if (helper.library == nullptr) {
+    text += "loaded=0\nworks=0\nerror=" + helper.why_not + "\n";
+    return text.c_str();
+  }
+  text += "loaded=1\n";
+  executorch_openvino::Status probed = openvino_api::probe_helper(*runtime.value(), *helper.library);
+  text += probed.ok() ? "works=1\n" : "works=0\nerror=" + probed.failure().message + "\n";
   return text.c_str();
 }
 

@@ -200,6 +200,11 @@ TEST_F(VariableStateTest, NoVariableOfThePrefixAndAFloatReadAsAnIntegerAreRefuse
   EXPECT_EQ(call(a.get(), {3}), (std::vector<float>{1, 2, 3}));
 }
 
+TEST_F(VariableStateTest, TheProbeWorksWithTheRuntimeLoaded) {
+  const Status probed = probe_helper(*runtime_, *control_);
+  EXPECT_TRUE(probed.ok()) << probed.failure().message;
+}
+
 TEST(HelperLibraryTest, AMissingHelperIsAClearErrorNamingThePath) {
   auto control = HelperLibrary::open("/nonexistent/libexecutorch_openvino_state.so");
   ASSERT_FALSE(control.ok());

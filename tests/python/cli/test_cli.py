@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -327,11 +328,36 @@ def test_doctor_in_a_subprocess_names_a_missing_openvino_runtime_and_the_fix():
     assert "FAILED: OpenVINO runtime" in result.stdout
 
 
+@pytest.mark.parametrize("where", ["not beside the library", "a broken file named by the variable"])
+def test_doctor_in_a_subprocess_fails_naming_an_unusable_state_helper_and_the_fix(library_path, tmp_path, where):
+    # Rollback, save_state and paged attention need libexecutorch_openvino_state; doctor opens it and
+    # probes it with the runtime loaded, and says where it looked and what to do.
+    if where == "not beside the library":  # a copy of the library in a folder without the helper
+        (tmp_path / "lib").mkdir()
+        copy = tmp_path / "lib" / library_path.name
+        shutil.copy(library_path, copy)
+        helper = tmp_path / "lib" / "libexecutorch_openvino_state.so"
+        env = {"EXECUTORCH_OPENVINO_LIBRARY": str(copy), "EXECUTORCH_OPENVINO_STATE_LIBRARY": ""}
+        fix = "fix: rebuild (make build) or reinstall the wheel, which put libexecutorch_openvino_state beside"
+    else:
+        helper = tmp_path / "libexecutorch_openvino_state.so"
+        helper.write_bytes(b"not a shared library\n" * 8)
+        env = {"EXECUTORCH_OPENVINO_LIBRARY": str(library_path), "EXECUTORCH_OPENVINO_STATE_LIBRARY": str(helper)}
+        fix = "fix: point EXECUTORCH_OPENVINO_STATE_LIBRARY at the libexecutorch_openvino_state built with this library"
+    result = _subprocess("doctor", "--skip", "cmake", **env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    line = next((l for l in result.stdout.splitlines() if re.match(r"^FAIL +state helper ", l)), None)
+    assert line is not None, result.stdout + result.stderr
+    assert f"the state helper {helper} could not be opened" in line and fix in line, line
+    assert re.search(r"^OK +delegate library", result.stdout, re.M)
+    assert "1 check(s) FAILED: state helper" in result.stdout
+
+
 def test_doctor_in_a_subprocess_exits_0_when_all_checks_pass():
     result = _subprocess("doctor", "--skip", "cmake")
     assert result.returncode == 0, result.stdout + result.stderr
-    # Eight checks pass (the CPU line is WARN where int8 sums saturate, which does not fail doctor).
-    assert result.stdout.count("\nOK ") + result.stdout.count("\nWARN ") == 8, result.stdout
+    # Nine checks pass (the CPU line is WARN where int8 sums saturate, which does not fail doctor).
+    assert result.stdout.count("\nOK ") + result.stdout.count("\nWARN ") == 9, result.stdout
     # What the checks are of: the packages it runs with first, then this package's own.
     theirs, ours = result.stdout.split("Packages it runs with (not part of executorch-openvino):\n")[1].split(
         "\nexecutorch-openvino (")
@@ -350,6 +376,9 @@ def test_doctor_in_a_subprocess_exits_0_when_all_checks_pass():
     assert "not from executorch-openvino" in verbose.stdout
     if "Failed to load" in verbose.stderr and "torchao" in verbose.stderr:  # this torchao is noisy
         assert "start-up message(s) of torchao and torch, which ExecuTorch imports, were hidden" in result.stdout
+    # The state helper beside the library, opened and probed with the runtime loaded.
+    assert re.search(r"^OK +state helper +\S+/libexecutorch_openvino_state\.so \(built for OpenVINO \S+; a probe "
+                     r"model's variable read back", result.stdout, re.M), result.stdout
     # Where ExecuTorch's own OpenVINO delegate is loaded (as in Python), it keeps its id.
     assert re.search(r"^OK +OpenvinoBackend name +held by .*libexecutorch_backend_openvino", result.stdout, re.M)
 

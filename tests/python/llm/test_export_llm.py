@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,10 +23,21 @@ from llm_tokenizer import BOS, EOS, train
 from lowering import blob_ir
 from text_runner import NEW_TOKENS, PROMPT, eager_text, run_text_runner
 
+REPO = Path(__file__).resolve().parents[3]
+
 CONTEXT = 64
 # openvino_4wo quantizes in groups of 128 columns, so its model is twice as wide.
 DIMS = {"fp32": (64, 128), "openvino_4wo": (128, 256), "openvino_8wo": (64, 128)}
 STEPS = 32
+
+
+def _metadata_option() -> str:
+    """base.metadata as the export command of docs/llm.md writes it (shell quoting undone), with the
+    test tokenizer's BOS and EOS ids in place of Llama 3's."""
+    line = next(l for l in (REPO / "docs" / "llm.md").read_text().splitlines() if "base.metadata=" in l)
+    (option,) = [word for word in shlex.split(line.rstrip().rstrip("\\")) if word.startswith("base.metadata=")]
+    assert "128000" in option and "[128009, 128001]" in option, option
+    return option.replace("128000", str(BOS)).replace("[128009, 128001]", f"[{EOS}]")
 
 
 def _export(folder, quantization: str, *options: str):
@@ -39,7 +52,7 @@ def _export(folder, quantization: str, *options: str):
     torch.save(model.state_dict(), folder / "checkpoint.pth")
     command = [sys.executable, "-m", "executorch_openvino.llm.export_llm",
                f"base.params={folder / 'params.json'}", f"base.checkpoint={folder / 'checkpoint.pth'}",
-               f"base.metadata='{json.dumps({'get_bos_id': BOS, 'get_eos_ids': [EOS]})}'",
+               _metadata_option(),
                "model.use_kv_cache=true", "model.enable_dynamic_shape=true", "backend.openvino.enabled=true",
                f"export.max_seq_length={CONTEXT}", f"export.max_context_length={CONTEXT}",
                f"export.output_name={folder / 'model.pte'}", "hydra.run.dir=."]
@@ -175,3 +188,30 @@ def test_export_llms_foundation_weights_file_puts_our_weights_beside_the_program
     assert text == eager_text(model, tokenizer, tokenizer.encode(PROMPT).ids, NEW_TOKENS)
     with pytest.raises(RuntimeError):  # the program alone cannot run
         run_text_runner(folder, PROMPT, max_new_tokens=2)
+
+
+def _generate(folder, *options):
+    command = [sys.executable, "-m", "executorch_openvino", "generate", str(folder / "model.pte"),
+               "--tokenizer", str(folder / "tokenizer.json"), "--prompt", PROMPT,
+               "--max-new-tokens", str(NEW_TOKENS), *options]
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
+
+
+def test_docs_export_gives_bos_eos_and_lookup_needs_full_logits(export_of, tmp_path):
+    """docs/llm.md's export: its base.metadata puts the tokenizer's BOS and EOS ids in the program;
+    --lookup refuses that program (the last position's logits only), naming the export option, and
+    takes the same export with debug.generate_full_logits=true."""
+    from executorch.runtime import Runtime
+
+    model, tokenizer, folder = export_of("fp32")
+    program = Runtime.get().load_program((folder / "model.pte").read_bytes())
+    assert program.load_method("get_bos_id").execute([]) == [BOS]
+    assert program.load_method("get_eos_ids").execute([]) == [EOS]
+    refused = _generate(folder, "--lookup")
+    assert refused.returncode != 0 and "debug.generate_full_logits=true" in refused.stderr, refused.stderr[-2000:]
+
+    model, tokenizer, full = _export(tmp_path, "fp32", "debug.generate_full_logits=true")
+    done = _generate(full, "--lookup")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "speculative: " in done.stdout, done.stdout
