@@ -26,7 +26,7 @@ PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 comma := ,
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe clean distclean
 
 all: build
 
@@ -164,7 +164,7 @@ BENCH_ENV = EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) \
 BENCH_RESULTS_DIR = $(abspath bench/results)$(if $(QUICK),/quick)
 bench: build
 	@$(MAKE) --no-print-directory bench-zoo bench-hf-zoo bench-startup
-	@$(if $(QUICK),$(MAKE) --no-print-directory bench-llm-smoke bench-speculative-smoke,$(MAKE) --no-print-directory bench-llm)
+	@$(if $(QUICK),$(MAKE) --no-print-directory bench-llm-smoke bench-speculative-smoke bench-structured-smoke,$(MAKE) --no-print-directory bench-llm bench-structured)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
@@ -207,6 +207,10 @@ bench-speculative: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
 bench-speculative-smoke: build
 	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --smoke
+bench-structured: build
+	@$(BENCH_ENV) $(PYTHON) bench/structured/structured_bench.py --rounds 5
+bench-structured-smoke: build
+	@$(BENCH_ENV) $(PYTHON) bench/structured/structured_bench.py --smoke
 
 # optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO GenAI:
 # a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4 (about an hour; two

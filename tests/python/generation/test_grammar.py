@@ -22,6 +22,7 @@ import pytest
 
 llguidance = pytest.importorskip("llguidance")
 import llguidance._lib  # noqa: E402  (the module whose file exports the C API)
+from workloads.tokenizer import synthetic_byte_level_json  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 WHEEL_LIBRARY = llguidance._lib.__file__
@@ -214,37 +215,6 @@ def sentencepiece_tokenizer(decoder="sequence"):
         tokenizer.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
                                                decoders.Strip(" ", 1, 0)])
     return tokenizer
-
-
-def synthetic_byte_level_json(count, seed=0):
-    """tokenizer.json text of a byte-level BPE of `count` tokens: the 256 bytes, then merges of two
-    existing tokens (mostly letters, some with a leading space), as a large real vocabulary has."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    vocab = {"<|endoftext|>": 0}
-    for char in sorted(alphabet):
-        vocab[char] = len(vocab)
-    rng = random.Random(seed)
-    letters = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"]
-    pieces = list(letters) + ["Ġ"]
-    merges = []
-    while len(vocab) < count:
-        left = rng.choice(pieces)
-        right = rng.choice(letters) if rng.random() < 0.5 else rng.choice(pieces)
-        token = left + right
-        if token in vocab or len(token) > 14 or token.endswith("Ġ") or "Ġ" in right:
-            continue
-        vocab[token] = len(vocab)
-        merges.append((left, right))
-        pieces.append(token)
-    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tokenizer.decoder = decoders.ByteLevel()
-    from tokenizers import AddedToken
-
-    tokenizer.add_special_tokens([AddedToken("<|endoftext|>", special=True)])
-    return tokenizer.to_str(), tokenizer.get_vocab_size()
 
 
 @pytest.fixture(scope="module")
