@@ -10,7 +10,9 @@ namespace {
 const char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 
 // The length of the UTF-8 character starting at `bytes[at]`: 1..4 when it is valid and whole, 0 when
-// it is valid so far but cut short by the end, -1 when byte `at` cannot start one.
+// it is valid so far but cut short by the end, -n when its first n bytes are the longest valid start
+// of one that a wrong byte breaks off (-1: byte `at` cannot start one), so that each such piece is
+// one U+FFFD, as Python's and the Unicode standard's decoders replace them.
 int character_at(const std::string& bytes, size_t at) {
   const auto lead = static_cast<unsigned char>(bytes[at]);
   int length;
@@ -32,7 +34,7 @@ int character_at(const std::string& bytes, size_t at) {
   for (int i = 1; i < length; ++i) {
     if (at + i >= bytes.size()) return 0;
     const auto next = static_cast<unsigned char>(bytes[at + i]);
-    if (i == 1 ? (next < low || next > high) : (next & 0xC0) != 0x80) return -1;
+    if (i == 1 ? (next < low || next > high) : (next & 0xC0) != 0x80) return -i;
   }
   return length;
 }
@@ -48,7 +50,7 @@ size_t whole_characters(const std::string& bytes) {
   while (at < bytes.size()) {
     const int length = character_at(bytes, at);
     if (length == 0) break;
-    at += length < 0 ? 1 : static_cast<size_t>(length);
+    at += static_cast<size_t>(length < 0 ? -length : length);
   }
   return at;
 }
@@ -62,9 +64,13 @@ std::string valid_utf8(const std::string& bytes) {
       text.append(bytes, at, static_cast<size_t>(length));
       at += static_cast<size_t>(length);
     } else {
-      text += kReplacement;  // a byte that cannot start a character, or a character cut short
-      at += 1;
-      while (length == 0 && at < bytes.size() && (static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80) ++at;
+      text += kReplacement;  // a piece that cannot be completed, or a character cut short by the end
+      if (length < 0) {
+        at += static_cast<size_t>(-length);
+      } else {
+        at += 1;
+        while (at < bytes.size() && (static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80) ++at;
+      }
     }
   }
   return text;
