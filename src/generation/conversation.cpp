@@ -94,9 +94,10 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
     return token;
   };
   // Appends a chosen token; the reason generation ends with it, "" when it goes on. `accepted`: the
-  // constraint has taken it already (a verified draft).
+  // constraint has taken it already (a verified draft); `last`: no verified draft after it (the
+  // constraint has taken those too, so whether it stopped is known at the last one only).
   std::string ended;
-  auto take = [&](int64_t token, bool accepted) -> Status {
+  auto take = [&](int64_t token, bool accepted, bool last = true) -> Status {
     if (std::find(request.eos.begin(), request.eos.end(), token) != request.eos.end()) {
       ended = "eos";
       return ok_status();
@@ -114,7 +115,7 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
       if (stopped) ended = "stop";
     }
     if (!ended.empty()) return ok_status();
-    if (constraint != nullptr && constraint->stopped()) {
+    if (constraint != nullptr && last && constraint->stopped()) {
       ended = "constraint";
     } else if (result.tokens.size() >= request.max_new_tokens) {
       ended = "length";
@@ -151,7 +152,8 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
     std::optional<int64_t> differing;
     if (!drafts.empty()) {
       std::vector<int64_t> seen = conversation;
-      while (accepted < drafts.size()) {
+      // Up to the constraint's end: nothing may follow it, not even a draft to compare.
+      while (accepted < drafts.size() && (constraint == nullptr || !constraint->stopped())) {
         auto choice = choose(row_of(model, *out, accepted), seen);
         if (!choice) return choice.failure();
         if (*choice != drafts[accepted]) {
@@ -168,9 +170,15 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
       schedule->kept(proposed, accepted);
     }
     position += 1;  // the token fed
-    for (size_t i = 0; i < accepted && ended.empty(); ++i) {
-      if (Status taken = take(drafts[i], true); !taken) return taken.failure();
+    size_t taken_drafts = 0;
+    for (; taken_drafts < accepted && ended.empty(); ++taken_drafts) {
+      if (Status taken = take(drafts[taken_drafts], true, taken_drafts + 1 == accepted); !taken) return taken.failure();
       position += 1;
+    }
+    // Ended inside the verified drafts (an eos id, the length, a callback): the constraint forgets
+    // the ones after, so it holds what the result holds.
+    if (constraint != nullptr && taken_drafts < accepted) {
+      if (Status back = constraint->rollback(accepted - taken_drafts); !back) return back.failure();
     }
     if (!ended.empty()) break;
     if (differing) {

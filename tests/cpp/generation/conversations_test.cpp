@@ -1,10 +1,9 @@
 // Conversations at the same time, as an application runs them: two programs' methods generating on
 // two threads at once, and a saved state saved and restored on one thread while another thread's
-// method executes (executorch_openvino_save_state / _restore_state, backend.h), through ExecuTorch's
-// Module and generation.h, in both forms of the caches. Each thread's ids and logits must equal the
-// same work done alone.
+// method executes (executorch_openvino_save_state / _restore_state, backend.h), through the engine
+// (ProgramModel, a Module each, and Conversation), in both forms of the caches. Each thread's ids and
+// logits must equal the same work done alone.
 #include <executorch_openvino/backend.h>
-#include <executorch_openvino/generation.h>
 
 #include <gtest/gtest.h>
 
@@ -15,16 +14,18 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "generation/conversation.h"
+#include "generation/drafting.h"
+#include "generation/program_model.h"
 #include "test_environment.h"
 
 namespace executorch_openvino::generation {
 namespace {
-
-using executorch::extension::Module;
 
 std::string program() {
   return (testing::env_path("EXECUTORCH_OPENVINO_LLM_PROGRAMS") / "target.pte").string();
@@ -44,11 +45,33 @@ class Attention {
   ~Attention() { executorch_openvino_set_option("attention", nullptr); }
 };
 
-// A method of its own (a Module per conversation: a method keeps one conversation).
-struct Conversation {
-  Module module{program()};
-  TextModel model = TextModel::load(module).get();
+// A method of its own (a program loaded per conversation: a method keeps one conversation), and the
+// engine's conversation on it.
+struct Chat {
+  std::unique_ptr<ProgramModel> model = load();
+  Conversation conversation{*model};
+
+  static std::unique_ptr<ProgramModel> load() {
+    auto loaded = ProgramModel::load(program(), "");
+    if (!loaded) throw std::runtime_error(loaded.failure().message);
+    return std::move(loaded.value());
+  }
 };
+
+GenerationRequest request_of(size_t max_new_tokens, Drafter* drafter = nullptr, size_t max_draft = 5) {
+  GenerationRequest request;
+  request.max_new_tokens = max_new_tokens;
+  request.drafter = drafter;
+  request.max_draft = max_draft;
+  return request;
+}
+
+// Every row of the logits of feeding `tokens` at `start`, copied (the model's next call reuses them).
+Outcome<std::vector<float>> prefill(LanguageModel& model, const std::vector<int64_t>& tokens, int64_t start) {
+  auto logits = feed(model, tokens, start);
+  if (!logits) return logits.failure();
+  return std::vector<float>(logits->data, logits->data + logits->rows * model.vocab());
+}
 
 // Whether a compiled model alive runs paged.
 bool runs_paged() {
@@ -71,26 +94,31 @@ TEST_P(ConversationsTest, TwoConversationsOnTwoThreadsEachEqualRunningAlone) {
   Attention form(GetParam());
   const std::vector<int64_t> first = prompt();
   std::vector<int64_t> second(first.rbegin(), first.rend());
-  Conversation a, b;
+  Chat a, b;
   PromptLookup lookup;
-  auto plain_alone = generate(a.model, first, 80);
-  auto drafted_alone = generate(b.model, second, 80, {}, &lookup, 4);
-  ASSERT_TRUE(plain_alone.ok() && drafted_alone.ok());
+  auto plain_alone = a.conversation.generate(first, request_of(80));
+  auto drafted_alone = b.conversation.generate(second, request_of(80, &lookup, 4));
+  ASSERT_TRUE(plain_alone.ok()) << plain_alone.failure().message;
+  ASSERT_TRUE(drafted_alone.ok()) << drafted_alone.failure().message;
   ASSERT_EQ(runs_paged(), std::string(GetParam()) == "paged");
   for (int round = 0; round < 3; ++round) {
-    std::optional<Result<std::vector<int64_t>>> plain, drafted;
-    Statistics stats;
-    std::thread one([&] { plain.emplace(generate(a.model, first, 80)); });
+    // Each round the whole work again, the prompt fed too (not reused from the round before).
+    a.conversation.reset();
+    b.conversation.reset();
+    std::optional<Outcome<GenerationResult>> plain, drafted;
+    std::thread one([&] { plain.emplace(a.conversation.generate(first, request_of(80))); });
     std::thread other([&] {
       PromptLookup own;
-      drafted.emplace(generate(b.model, second, 80, {}, &own, 4, nullptr, &stats));
+      drafted.emplace(b.conversation.generate(second, request_of(80, &own, 4)));
     });
     one.join();
     other.join();
-    ASSERT_TRUE(plain->ok() && drafted->ok()) << "round " << round;
-    EXPECT_EQ(**plain, *plain_alone) << "round " << round;
-    EXPECT_EQ(**drafted, *drafted_alone) << "round " << round;
-    EXPECT_LT(stats.accepted, stats.drafted) << "round " << round;  // some rejected: it went back
+    ASSERT_TRUE(plain->ok()) << "round " << round << ": " << plain->failure().message;
+    ASSERT_TRUE(drafted->ok()) << "round " << round << ": " << drafted->failure().message;
+    EXPECT_EQ((*plain)->tokens, plain_alone->tokens) << "round " << round;
+    EXPECT_EQ((*drafted)->tokens, drafted_alone->tokens) << "round " << round;
+    EXPECT_GT((*drafted)->accepted, 0u) << "round " << round;
+    EXPECT_LT((*drafted)->accepted, (*drafted)->drafted) << "round " << round;  // some rejected: it went back
   }
 }
 
@@ -102,15 +130,17 @@ bool close(const std::vector<float>& got, const std::vector<float>& expected) {
   return true;
 }
 
-// The length a method's conversation holds, read from the refusal of a call past it.
-int64_t held_length(TextModel& model, int64_t past) {
-  size_t rows = 0;
-  if (model.step({1}, past, &rows).ok()) return -1;
-  const std::string error = executorch_openvino_last_error();
+// The length a method's conversation holds, read from the delegate's refusal of a call past it.
+int64_t held_length(LanguageModel& model, int64_t past) {
+  auto refused = model.step({1}, past);
+  if (refused.ok()) return -1;
+  const std::string& error = refused.failure().message;
   const std::string before = "past the ";
   const size_t at = error.find(before);
   return at == std::string::npos ? -1 : std::atoll(error.c_str() + at + before.size());
 }
+
+int64_t argmax(const float* row, size_t vocab) { return std::max_element(row, row + vocab) - row; }
 
 // Method x holds a saved prefix ("prefix"); method y, loaded after the save (so the restore leaves
 // it alone), generates on one thread while the other thread, twenty times, saves every method's
@@ -127,17 +157,17 @@ TEST_P(ConversationsTest, SaveAndRestoreRacingAnotherThreadsExecuteChangeNothing
   std::vector<int64_t> prefix = prompt(), question = {20, 21, 22}, other = prompt();
   for (int i = 0; i < 2; ++i) prefix.insert(prefix.end(), other.begin(), other.end());  // 27 positions
   std::reverse(other.begin(), other.end());
-  Conversation x;
-  ASSERT_TRUE(prefill(x.model, prefix, 0).ok());
+  Chat x;
+  ASSERT_TRUE(prefill(*x.model, prefix, 0).ok());
   ASSERT_EQ(executorch_openvino_save_state("prefix"), 0) << executorch_openvino_last_error();
-  auto answer_alone = prefill(x.model, question, static_cast<int64_t>(prefix.size()));
-  ASSERT_TRUE(answer_alone.ok());
-  Conversation y;
-  auto alone = generate(y.model, other, 80);
-  ASSERT_TRUE(alone.ok());
+  auto answer_alone = prefill(*x.model, question, static_cast<int64_t>(prefix.size()));
+  ASSERT_TRUE(answer_alone.ok()) << answer_alone.failure().message;
+  Chat y;
+  auto alone = y.conversation.generate(other, request_of(80));
+  ASSERT_TRUE(alone.ok()) << alone.failure().message;
   ASSERT_EQ(runs_paged(), std::string(GetParam()) == "paged");
 
-  std::optional<Result<std::vector<int64_t>>> raced;
+  std::optional<Outcome<GenerationResult>> raced;
   // y's ids so far, and the rounds done: y waits for a round after each id, so the rounds and y's
   // calls interleave however the threads are scheduled (a save waiting for y's method could
   // otherwise wait out the whole generation: its lock is not fair).
@@ -145,11 +175,14 @@ TEST_P(ConversationsTest, SaveAndRestoreRacingAnotherThreadsExecuteChangeNothing
   std::atomic<bool> racing{true};
   std::vector<std::string> failures;
   std::thread generating([&] {
-    raced.emplace(generate(y.model, other, 80, {}, nullptr, 5, [&](int64_t) {
+    GenerationRequest request = request_of(80);
+    request.on_token = [&](int64_t) {
       const int mine = ++made;
       while (racing && mine > rounds) std::this_thread::yield();
       return false;
-    }));
+    };
+    y.conversation.reset();  // the whole work again, from the first token
+    raced.emplace(y.conversation.generate(other, request));
   });
   for (; made < 70 && failures.empty(); ++rounds) {  // the last state saved is one of y's midway
     const std::string at = "round " + std::to_string(rounds) + ": ";
@@ -158,28 +191,27 @@ TEST_P(ConversationsTest, SaveAndRestoreRacingAnotherThreadsExecuteChangeNothing
       failures.push_back(at + "restore: " + executorch_openvino_last_error());
       break;
     }
-    auto answer = prefill(x.model, question, static_cast<int64_t>(prefix.size()));
+    auto answer = prefill(*x.model, question, static_cast<int64_t>(prefix.size()));
     if (!answer.ok() || !close(*answer, *answer_alone)) failures.push_back(at + "x's answer differs from its answer alone");
   }
   racing = false;
   generating.join();
   EXPECT_EQ(failures, std::vector<std::string>{});
-  ASSERT_TRUE(raced->ok());
-  EXPECT_EQ(**raced, *alone);
+  ASSERT_TRUE(raced->ok()) << raced->failure().message;
+  EXPECT_EQ((*raced)->tokens, alone->tokens);
 
   // y's last racing state holds a whole call's conversation (its prompt and some of its ids), which
   // continues as y's went on: the choice after it is y's next id.
   ASSERT_EQ(executorch_openvino_restore_state("racing"), 0) << executorch_openvino_last_error();
-  const int64_t held = held_length(y.model, 99);
+  const int64_t held = held_length(*y.model, 99);
   std::vector<int64_t> conversation = other;
-  conversation.insert(conversation.end(), alone->begin(), alone->end());
+  conversation.insert(conversation.end(), alone->tokens.begin(), alone->tokens.end());
   ASSERT_TRUE(held == 0 || (held >= static_cast<int64_t>(other.size()) && held < static_cast<int64_t>(conversation.size())))
-      << held << ": " << executorch_openvino_last_error();
+      << held;
   if (held > 0 && held + 1 < static_cast<int64_t>(conversation.size())) {
-    size_t rows = 0;
-    auto next = y.model.step({conversation[static_cast<size_t>(held)]}, held, &rows);
-    ASSERT_TRUE(next.ok()) << executorch_openvino_last_error();
-    EXPECT_EQ(argmax(next->data() + (rows - 1) * y.model.vocab(), y.model.vocab()), conversation[held + 1])
+    auto next = y.model->step({conversation[static_cast<size_t>(held)]}, held);
+    ASSERT_TRUE(next.ok()) << next.failure().message;
+    EXPECT_EQ(argmax(row_of(*y.model, *next, next->rows - 1), y.model->vocab()), conversation[held + 1])
         << "after the racing state of " << held << " positions";
   }
   executorch_openvino_forget_state("racing");
