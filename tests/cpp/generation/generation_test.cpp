@@ -577,6 +577,10 @@ TEST_F(GenerationTest, TheContextLimitsTheConversationAndEndsGeneration) {
 // records what it accepted.
 class EvenIds : public TokenConstraint {
  public:
+  Status reset() override {
+    accepted.clear();
+    return ok_status();
+  }
   Status allowed(TokenBits& bits) override {
     ++masks;
     std::fill(bits.begin(), bits.end(), 0x55555555u);  // bits 0, 2, 4, ...
@@ -602,6 +606,10 @@ class EvenIds : public TokenConstraint {
 class FixedSequence : public TokenConstraint {
  public:
   explicit FixedSequence(std::vector<int64_t> sequence) : sequence_(std::move(sequence)) {}
+  Status reset() override {
+    accepted.clear();
+    return ok_status();
+  }
   Status allowed(TokenBits& bits) override {
     std::fill(bits.begin(), bits.end(), 0u);
     if (accepted.size() < sequence_.size()) {
