@@ -208,3 +208,19 @@ def test_a_tokenizer_of_another_model_names_both_sizes(files, tmp_path):
     assert done.returncode == 1
     size = big.get_vocab_size(with_added_tokens=True)
     assert f"has {size} tokens but" in done.stderr and f"vocabulary of {tokenizer.get_vocab_size()}" in done.stderr, done.stderr
+
+
+def test_a_sentencepiece_tokenizer_goes_to_the_runner_and_the_engines_options_say_so(files, tmp_path):
+    """The one remaining difference (docs/generation.md): a tokenizer.model goes through ExecuTorch's
+    runner, which has none of the engine's options; each given is refused, named, with the reason,
+    before anything loads (a command that silently dropped --seed or --json-schema there fails this)."""
+    _, _, folder = files
+    model = tmp_path / "tokenizer.model"
+    model.write_bytes(b"not read: refused first")
+    command = [sys.executable, "-m", "executorch_openvino", "generate", str(folder / "model.pte"),
+               "--tokenizer", str(model), "--prompt", "x", "--seed", "3", "--regex", "[a-z]+"]
+    done = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                          timeout=600)
+    assert done.returncode == 2
+    assert "--regex --seed need(s) a tokenizer.json (the engine)" in done.stderr, done.stderr
+    assert "ExecuTorch's runner" in done.stderr
