@@ -24,13 +24,14 @@ CHECKS = {
     "upstream": "OpenvinoBackend name",
     "options": "run-time options",
     "state": "state helper",
+    "generation": "generation engine",
     "cpu": "CPU for OpenVINO",
     "fast": "precision=fast",
     "cmake": "CMake package",
 }
 _WIDTH = max(len(title) for title in CHECKS.values())
 # The checks of what this package ships; the others check packages it runs with.
-OURS = ("library", "backend", "upstream", "options", "state", "cmake")
+OURS = ("library", "backend", "upstream", "options", "state", "generation", "cmake")
 
 
 @dataclass
@@ -210,6 +211,36 @@ def _check_state(loaded, runtime_ok: bool) -> Result:
                   "rebuild the library and its helper together against the installed openvino (make build)")
 
 
+def _check_generation(loaded) -> Result:
+    """The generation engine (libexecutorch_openvino_generation, beside the library) loads, and reaches
+    llguidance's C interface: a two-token vocabulary read from a tokenizer.json and a regex compiled
+    over it (what generate --json-schema / --regex and Vocabulary.from_tokenizer need)."""
+    if loaded is None:
+        return Result("generation", False, "not checked: the delegate library did not load",
+                      "fix the delegate library line first")
+    from executorch_openvino.generation import engine
+
+    try:
+        lib = engine.library()
+    except Exception as error:  # the reason, whatever it is
+        return Result("generation", False, str(error).splitlines()[0],
+                      "rebuild (make build) or reinstall the wheel, which puts it beside the delegate library")
+    try:
+        from tokenizers import Tokenizer, decoders, models
+
+        tokenizer = Tokenizer(models.WordLevel({"a": 0, "b": 1}, unk_token="a"))
+        tokenizer.decoder = decoders.ByteLevel()
+        tokenizer_json = tokenizer.to_str()
+        engine.Constraint("regex", "[ab]+", tokenizer_json, eos_ids=[1])
+        engine.Vocabulary.from_tokenizer(tokenizer_json, 2)
+    except Exception as error:
+        return Result("generation", False, f"{lib._name}; structured output and text from a tokenizer.json "
+                      f"unavailable: {' '.join(str(error).split())}", "pip install llguidance==1.9.1")
+    from importlib.metadata import version
+
+    return Result("generation", True, f"{lib._name}; structured output by llguidance {version('llguidance')}")
+
+
 def _runtime_origin() -> str:
     """Where the path of the OpenVINO runtime came from (the library takes OPENVINO_LIB_PATH when set)."""
     from executorch_openvino.runtime import openvino_discovery
@@ -288,6 +319,7 @@ def collect(skip=()) -> List[Result]:
         results.append(Result("options", True, text))
     results.append(_check_state(loaded, found is not None and not found.openvino_error and
                                 bool(found.openvino_version)))
+    results.append(_check_generation(loaded))
 
     results.append(_check_cpu())
     results.append(_check_fast(found.devices if found is not None and not found.openvino_error else ["CPU"]))

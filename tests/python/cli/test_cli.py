@@ -350,14 +350,17 @@ def test_doctor_in_a_subprocess_fails_naming_an_unusable_state_helper_and_the_fi
     assert line is not None, result.stdout + result.stderr
     assert f"the state helper {helper} could not be opened" in line and fix in line, line
     assert re.search(r"^OK +delegate library", result.stdout, re.M)
-    assert "1 check(s) FAILED: state helper" in result.stdout
+    # A library copied alone has no generation engine beside it either: that line fails too.
+    assert re.search(r"^\d check\(s\) FAILED: state helper(, generation engine)?$", result.stdout, re.M), result.stdout
 
 
 def test_doctor_in_a_subprocess_exits_0_when_all_checks_pass():
     result = _subprocess("doctor", "--skip", "cmake")
     assert result.returncode == 0, result.stdout + result.stderr
-    # Nine checks pass (the CPU line is WARN where int8 sums saturate, which does not fail doctor).
-    assert result.stdout.count("\nOK ") + result.stdout.count("\nWARN ") == 9, result.stdout
+    # Ten checks pass (the CPU line is WARN where int8 sums saturate, which does not fail doctor).
+    assert result.stdout.count("\nOK ") + result.stdout.count("\nWARN ") == 10, result.stdout
+    assert re.search(r"^OK +generation engine +\S+libexecutorch_openvino_generation.so; structured output by "
+                     r"llguidance", result.stdout, re.M), result.stdout
     # What the checks are of: the packages it runs with first, then this package's own.
     theirs, ours = result.stdout.split("Packages it runs with (not part of executorch-openvino):\n")[1].split(
         "\nexecutorch-openvino (")
@@ -442,3 +445,20 @@ def test_bench_plot_draws_a_png(exported, tmp_path, capsys):
     plot = tmp_path / "bench.png"
     assert cli.main(["bench", str(pte), "--iterations", "2", "--warmup", "0", "--plot", str(plot)]) == 0
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_doctor_fails_the_generation_engine_line_without_llguidance(tmp_path):
+    """Structured output and text from a tokenizer.json need llguidance: with its module unimportable
+    (a shadowing package that raises, the fault a missing install gives), doctor's generation line
+    fails, naming why and the pip command, and the other lines stay OK. A doctor that only loaded the
+    engine library would pass this line (tried: the check without the constraint)."""
+    shadow = tmp_path / "llguidance"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("raise ImportError('llguidance is not installed (shadowed by the test)')\n")
+    result = _subprocess("doctor", "--skip", "cmake",
+                         PYTHONPATH=os.pathsep.join([str(tmp_path), str(REPO / "python"), os.environ.get("PYTHONPATH", "")]))
+    assert result.returncode == 1, result.stdout + result.stderr
+    line = next((l for l in result.stdout.splitlines() if re.match(r"^FAIL +generation engine ", l)), None)
+    assert line is not None, result.stdout + result.stderr
+    assert "structured output needs llguidance" in line and "fix: pip install llguidance==1.9.1" in line, line
+    assert "1 check(s) FAILED: generation engine" in result.stdout
