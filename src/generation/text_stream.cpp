@@ -10,7 +10,10 @@ namespace {
 const char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 
 // The length of the UTF-8 character starting at `bytes[at]`: 1..4 when it is valid and whole, 0 when
-// it is valid so far but cut short by the end, -1 when byte `at` cannot start one.
+// it is valid so far but cut short by the end, and -n when it is invalid: n the bytes of its longest
+// valid beginning (1 when byte `at` cannot start one), which become one U+FFFD, as Unicode's
+// "maximal subpart" practice, Python's errors="replace" and Rust's from_utf8_lossy (Hugging Face
+// tokenizers' decode) replace them.
 int character_at(const std::string& bytes, size_t at) {
   const auto lead = static_cast<unsigned char>(bytes[at]);
   int length;
@@ -32,7 +35,7 @@ int character_at(const std::string& bytes, size_t at) {
   for (int i = 1; i < length; ++i) {
     if (at + i >= bytes.size()) return 0;
     const auto next = static_cast<unsigned char>(bytes[at + i]);
-    if (i == 1 ? (next < low || next > high) : (next & 0xC0) != 0x80) return -1;
+    if (i == 1 ? (next < low || next > high) : (next & 0xC0) != 0x80) return -i;
   }
   return length;
 }
@@ -48,7 +51,7 @@ size_t whole_characters(const std::string& bytes) {
   while (at < bytes.size()) {
     const int length = character_at(bytes, at);
     if (length == 0) break;
-    at += length < 0 ? 1 : static_cast<size_t>(length);
+    at += static_cast<size_t>(length < 0 ? -length : length);
   }
   return at;
 }
@@ -62,8 +65,8 @@ std::string valid_utf8(const std::string& bytes) {
       text.append(bytes, at, static_cast<size_t>(length));
       at += static_cast<size_t>(length);
     } else {
-      text += kReplacement;  // a byte that cannot start a character, or a character cut short
-      at += 1;
+      text += kReplacement;  // an invalid sequence's longest valid beginning, or a character cut short
+      at += static_cast<size_t>(length < 0 ? -length : 1);
       while (length == 0 && at < bytes.size() && (static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80) ++at;
     }
   }
@@ -97,10 +100,19 @@ std::string TextStream::finish() {
 }
 
 // Hands out what no stop string can still claim: all of it at the end, else all but the longest
-// ending that begins a stop string; at a stop string, what precedes it.
+// ending that begins a stop string; at a stop string, what precedes it. The stop string that ends
+// first wins (of two ending together, the longer), as it would arriving a character at a time, so
+// how the text is cut into tokens never changes where it stops.
 std::string TextStream::release(bool final) {
-  size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, held_.find(stop));
+  size_t first = std::string::npos, end = std::string::npos;
+  for (const std::string& stop : stops_) {
+    const size_t at = held_.find(stop);
+    if (at == std::string::npos) continue;
+    if (at + stop.size() < end || (at + stop.size() == end && at < first)) {
+      first = at;
+      end = at + stop.size();
+    }
+  }
   if (first != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, first);
