@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from typing import Callable, List
 
@@ -15,22 +14,26 @@ class Conversation(dict):
 
 def greedy(step: Callable[[List[int], int], object], prompt: List[int], steps: int,
            keep_logits: bool = False) -> Conversation:
-    """executorch_openvino.generation.greedy, timed: `step(tokens, position)` returns the last
-    position's logits (a torch row, which the next call may overwrite: copied when kept)."""
+    """executorch_openvino.generation.greedy (the engine), timed: `step(tokens, position)` returns the last
+    position's logits (a torch row, which the next call may overwrite: copied when kept). The prefill
+    ends when the prompt's call returns (the engine's argmax after it is not counted in it)."""
     import torch
 
     from executorch_openvino.generation import greedy as greedy_tokens
 
-    start = time.perf_counter()
-    chosen = greedy_tokens(step, list(prompt))
-    first, row = next(chosen)
-    prefilled = time.perf_counter()
-    ids, rows = [first], [row.clone()] if keep_logits else []
-    for token, row in itertools.islice(chosen, steps):
-        ids.append(token)
+    rows, returned = [], []
+
+    def timed(tokens, position):
+        logits = step(tokens, position)
+        returned.append(time.perf_counter())
         if keep_logits:
-            rows.append(row.clone())
+            rows.append(logits.clone())
+        return logits
+
+    start = time.perf_counter()
+    ids = greedy_tokens(timed, list(prompt), steps + 1)
     done = time.perf_counter()
+    prefilled = returned[0]
     return Conversation(prefill_ms=(prefilled - start) * 1e3, decode_ms=(done - prefilled) * 1e3, ids=ids,
                         logits=torch.stack(rows).float() if keep_logits else None)
 

@@ -131,7 +131,8 @@ Outcome<int64_t> Sampler::next_token(const float* row, size_t vocab, const std::
       if (allowed != nullptr && !token_allowed(*allowed, static_cast<int64_t>(id))) continue;
       if (score != -INFINITY && (best < 0 || score > row[best])) best = static_cast<int64_t>(id);
     }
-    if (best < 0) return invalid("no token the constraint allows has a finite logit");
+    if (best < 0)
+      return invalid(allowed != nullptr ? "no token the constraint allows has a finite logit" : "every logit is -inf");
     return best;
   }
   scores_.assign(row, row + vocab);

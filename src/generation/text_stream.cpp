@@ -10,9 +10,10 @@ namespace {
 const char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 
 // The length of the UTF-8 character starting at `bytes[at]`: 1..4 when it is valid and whole, 0 when
-// it is valid so far but cut short by the end, -n when its first n bytes are the longest valid start
-// of one that the next byte breaks (n >= 1; they become one U+FFFD, as Python and Unicode's
-// "maximal subpart" practice replace them).
+// it is valid so far but cut short by the end, and -n when it is invalid: n the bytes of its longest
+// valid beginning (1 when byte `at` cannot start one), which become one U+FFFD, as Unicode's
+// "maximal subpart" practice, Python's errors="replace" and Rust's from_utf8_lossy (Hugging Face
+// tokenizers' decode) replace them.
 int character_at(const std::string& bytes, size_t at) {
   const auto lead = static_cast<unsigned char>(bytes[at]);
   int length;
@@ -102,10 +103,19 @@ std::string TextStream::finish() {
 }
 
 // Hands out what no stop string can still claim: all of it at the end, else all but the longest
-// ending that begins a stop string; at a stop string, what precedes it.
+// ending that begins a stop string; at a stop string, what precedes it. The stop string that ends
+// first wins (of two ending together, the longer), as it would arriving a character at a time, so
+// how the text is cut into tokens never changes where it stops.
 std::string TextStream::release(bool final) {
-  size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, held_.find(stop));
+  size_t first = std::string::npos, end = std::string::npos;
+  for (const std::string& stop : stops_) {
+    const size_t at = held_.find(stop);
+    if (at == std::string::npos) continue;
+    if (at + stop.size() < end || (at + stop.size() == end && at < first)) {
+      first = at;
+      end = at + stop.size();
+    }
+  }
   if (first != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, first);

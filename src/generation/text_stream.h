@@ -50,7 +50,7 @@ class TextStream {
   bool started_ = false;  // text has been handed out (or the first space dropped)
 };
 
-// The length of the longest prefix of `bytes` made of whole UTF-8 characters; an invalid byte counts
+// The length of the longest prefix of `bytes` made of whole UTF-8 characters; an invalid sequence counts
 // as a character (it becomes U+FFFD when handed out).
 size_t whole_characters(const std::string& bytes);
 // `bytes` with every invalid or incomplete sequence replaced by U+FFFD.

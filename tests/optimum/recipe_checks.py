@@ -5,7 +5,6 @@ per test module."""
 
 from __future__ import annotations
 
-import itertools
 import operator
 from pathlib import Path
 from typing import Callable, Dict, List
@@ -100,13 +99,21 @@ def assert_greedy_steps_equal_eager(step: Callable, eager_logits: Callable, prom
     `check(got, want, what)` compares; returns the `steps` ids chosen."""
     from executorch_openvino.generation import greedy
 
+    returned = []
+
+    def recorded(tokens, position):  # each call's logits kept (a copy: a program may reuse its output)
+        logits = step(tokens, position)
+        returned.append(logits.clone() if hasattr(logits, "clone") else logits.copy())
+        return logits
+
+    chosen = greedy(recorded, prompt, steps)
     sequence = list(prompt)
-    for index, (token, logits) in enumerate(itertools.islice(greedy(step, prompt), steps)):
+    for index, (token, logits) in enumerate(zip(chosen, returned)):
         want = eager_logits(sequence)
         got, want = (logits, want) if index == 0 else (logits[-1:], want[-1:])
         check(got, want, f"step {index}, position {len(sequence) - 1}")
         sequence.append(token)
-    return sequence[len(prompt):]
+    return chosen
 
 
 def causal_lm_step(ours, *first_inputs, token_a_call: bool = False) -> Callable:

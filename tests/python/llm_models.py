@@ -5,7 +5,6 @@ the exports of it the tests lower."""
 from __future__ import annotations
 
 import copy
-import itertools
 from typing import Sequence
 
 import torch
@@ -77,8 +76,8 @@ class Conversation:
             return calls[-1]
 
         # One token more than asked for is chosen, so that the last one asked for is fed.
-        chosen = greedy(recorded, prompt, start=start, call_tokens=None if one_call_prefill else 1)
-        return [token for token, _ in itertools.islice(chosen, new_tokens + 1)][:new_tokens], calls
+        chosen = greedy(recorded, prompt, new_tokens + 1, start=start, call_tokens=None if one_call_prefill else 1)
+        return chosen[:new_tokens], calls
 
 
 def teacher_forced(step, prompt: Sequence[int], tokens: Sequence[int]):

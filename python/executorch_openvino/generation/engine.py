@@ -336,6 +336,8 @@ class Conversation:
         options = _Options()
         lib.eov_generation_options_init(ctypes.byref(options))
         options.max_new_tokens = max_new_tokens
+        if isinstance(sampling.top_k, bool) or int(sampling.top_k) != sampling.top_k:
+            raise GenerationValueError(f"top_k must be a whole number, 0 (off) or more, not {sampling.top_k!r}")
         options.temperature, options.top_k = float(sampling.temperature), int(sampling.top_k)
         options.top_p, options.repetition_penalty = float(sampling.top_p), float(sampling.repetition_penalty)
         if sampling.seed is not None:
@@ -351,6 +353,10 @@ class Conversation:
         options.max_draft = max_draft
         if vocabulary is not None:
             options.vocabulary = vocabulary._handle
+        if isinstance(stop, (str, bytes)):
+            raise TypeError(f"stop is a sequence of stop strings, not a string ({stop!r}): give [{stop!r}]")
+        if any(not isinstance(s, str) or not s for s in stop):
+            raise GenerationValueError(f"stop strings must be non-empty strings, not {list(stop)!r}")
         if stop:
             strings = (ctypes.c_char_p * len(stop))(*[s.encode("utf-8") for s in stop])
             keep.append(strings)

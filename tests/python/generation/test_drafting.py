@@ -1,5 +1,9 @@
-"""Prompt-lookup drafts (generation/drafting.py) equal a brute-force search of the history, whether
-each history is new, grows token by token or is cut back, and stay fast over thousands of tokens."""
+"""Prompt-lookup drafts (the engine's lookup=True, through generation/engine.py), read from the calls
+the target model receives: every call that carries drafts carries what a brute-force search of the
+conversation so far proposes (what followed the most recent earlier occurrence of its longest final
+n-gram of 3 to 1 tokens, looked up again from the proposal's end while a continuation stops at the
+conversation's end), cut to the number asked and padded to the call's width with its last; the ids
+are plain greedy decoding's; and drafting along thousands of tokens stays fast."""
 
 from __future__ import annotations
 
@@ -7,29 +11,19 @@ import random
 import time
 
 import numpy as np
-import pytest
 
-from executorch_openvino.generation import PromptLookup
+from executorch_openvino.generation import Conversation, Program
 
-
-def _brute_force(history, max_ngram, min_ngram, max_draft):
-    """What follows the most recent earlier occurrence of the longest final n-gram that has one."""
-    for n in range(min(max_ngram, len(history) - 1), min_ngram - 1, -1):
-        suffix = history[len(history) - n:]
-        for start in range(len(history) - n - 1, -1, -1):
-            if history[start:start + n] == suffix:
-                return history[start + n:start + n + max_draft]
-    return []
+MAX_NGRAM = 3
 
 
-def _brute_force_chained(history, max_ngram, min_ngram, max_draft):
-    """The same, looked up again from the end of history + drafts while a continuation stops at the
-    history's end: n-grams of history + drafts, matched where a token of the history follows them."""
+def _brute_force_chained(history, max_draft, max_ngram=MAX_NGRAM):
+    """n-grams of history + drafts, matched in the history where a token of the history follows them."""
     drafts = []
     while len(drafts) < max_draft:
         joined = history + drafts
         found = []
-        for n in range(min(max_ngram, len(history) - 1), min_ngram - 1, -1):
+        for n in range(min(max_ngram, len(history) - 1), 0, -1):
             suffix = joined[len(joined) - n:]
             start = next((s for s in range(len(history) - n - 1, -1, -1) if history[s:s + n] == suffix), None)
             if start is not None:
@@ -41,73 +35,77 @@ def _brute_force_chained(history, max_ngram, min_ngram, max_draft):
     return drafts
 
 
-SETTINGS = [(3, 1, 5), (1, 1, 1), (4, 2, 8), (2, 2, 3)]
+class Table:
+    """A model whose next token is table[token] (a random map: greedy decoding falls into cycles, so
+    lookups land, and leaves them, so some are rejected), every call recorded."""
+
+    def __init__(self, table):
+        self.table, self.calls = np.asarray(table), []
+
+    def __call__(self, tokens, position):
+        self.calls.append((list(tokens), position))
+        rows = np.zeros((len(tokens), self.table.size), np.float32)
+        rows[np.arange(len(tokens)), self.table[list(tokens)]] = 1.0
+        return rows
 
 
-@pytest.mark.parametrize("max_ngram, min_ngram, max_draft", SETTINGS)
-def test_drafts_equal_brute_force_on_random_histories(max_ngram, min_ngram, max_draft):
-    generator = random.Random(max_ngram * 10 + min_ngram)
-    found = 0
-    for _ in range(400):
-        alphabet = generator.randint(1, 12)  # small ones repeat n-grams often, large ones seldom
-        history = [generator.randrange(alphabet) for _ in range(generator.randint(0, 60))]
-        expected = _brute_force(history, max_ngram, min_ngram, max_draft)
-        assert PromptLookup(max_ngram, min_ngram, max_draft, chain=False).draft(history) == expected, history
-        found += bool(expected)
-    assert 50 < found < 380  # drafts and no drafts both met
+def _run(table, prompt, count, max_draft, lookup=True):
+    model = Table(table)
+    program = Program.from_step(model, len(table), context=8192)
+    result = Conversation(program).generate(prompt, count, eos_ids=[], lookup=lookup, max_draft=max_draft)
+    return result, model.calls[1:]  # the decode calls (the prompt's first)
 
 
-@pytest.mark.parametrize("max_ngram, min_ngram, max_draft", SETTINGS)
-def test_chained_drafts_equal_brute_force_and_extend_the_plain_ones(max_ngram, min_ngram, max_draft):
-    generator = random.Random(max_ngram * 10 + min_ngram + 5)
-    longer = 0
-    for _ in range(400):
-        alphabet = generator.randint(1, 12)
-        history = [generator.randrange(alphabet) for _ in range(generator.randint(0, 60))]
-        chained = PromptLookup(max_ngram, min_ngram, max_draft).draft(history)  # chain: the default
-        assert chained == _brute_force_chained(history, max_ngram, min_ngram, max_draft), history
-        plain = _brute_force(history, max_ngram, min_ngram, max_draft)
-        assert chained[:len(plain)] == plain
-        longer += len(chained) > len(plain)
-    assert longer > 20 or max_draft == 1  # continuations cut at the history's end were extended
-
-
-def test_a_growing_history_cut_back_at_times_drafts_as_a_fresh_one():
-    generator = random.Random(1)
-    lookup = PromptLookup(chain=False)
-    history: list = []
-    for step in range(3000):
-        if generator.random() < 0.03:  # rejected draft tokens taken back, or a new conversation
-            del history[generator.randint(0, len(history)):]
-        history.extend(generator.randrange(6) for _ in range(generator.randint(1, 4)))
-        assert lookup.draft(history) == _brute_force(history, 3, 1, 5), step
-    assert lookup.draft(np.array(history)) == _brute_force(history, 3, 1, 5)  # numpy histories too
+def test_the_drafts_fed_are_the_brute_force_lookups_and_the_ids_greedys():
+    generator = random.Random(5)
+    drafted_calls = accepted = 0
+    for case in range(60):
+        vocab = generator.randint(2, 40)
+        table = [generator.randrange(vocab) for _ in range(vocab)]
+        prompt = [generator.randrange(vocab) for _ in range(generator.randint(1, 40))]
+        max_draft = generator.randint(1, 6)
+        count = generator.randint(1, 60)
+        plain, _ = _run(table, prompt, count, max_draft, lookup=False)
+        result, calls = _run(table, prompt, count, max_draft)
+        assert result.tokens == plain.tokens, case
+        full = prompt + result.tokens
+        for tokens, position in calls:
+            assert tokens[0] == full[position], case  # the last token chosen, at its position
+            if len(tokens) == 1:
+                continue
+            drafted_calls += 1
+            span = len(tokens) - 1
+            assert span == min(max_draft, len(prompt) + count - position - 1), case  # one width, to the end
+            proposal = _brute_force_chained(full[:position + 1], max_draft)
+            assert any(tokens[1:] == proposal[:n] + [proposal[n - 1]] * (span - n)
+                       for n in range(1, min(len(proposal), span) + 1)), (case, tokens, proposal)
+        accepted += result.statistics.accepted
+    assert drafted_calls > 100 and accepted > 100  # drafts were fed and kept
 
 
 def test_the_examples_by_hand():
-    lookup = PromptLookup(max_ngram=2, min_ngram=1, max_draft=3, chain=False)
-    assert lookup.draft([]) == [] and lookup.draft([7]) == []
-    assert lookup.draft([1, 2, 3, 9, 1, 2]) == [3, 9, 1]  # "1 2" occurred; what followed
-    assert lookup.draft([1, 2, 3, 4, 2, 5, 2]) == [5, 2]  # the latest "2", cut at the end of history
-    assert lookup.draft([1, 1, 1]) == [1]  # overlapping the suffix, not the suffix itself
-    assert lookup.draft([4, 5, 6]) == []
-    assert PromptLookup(3, 2, 5).draft([1, 2, 7, 2]) == []  # no 2- or 3-gram repeats; 1-grams not asked
-    # "1 2" is followed by 3 1 2, the end of the history; looked up again from there: 3 1
-    assert PromptLookup(3, 1, 5).draft([1, 2, 3, 1, 2]) == [3, 1, 2, 3, 1]  # chained by default, as in C++
-    assert PromptLookup(3, 1, 5, chain=False).draft([1, 2, 3, 1, 2]) == [3, 1, 2]
-
-
-def test_settings_out_of_range_are_refused():
-    for max_ngram, min_ngram, max_draft in ((0, 0, 5), (2, 3, 5), (3, 1, 0)):
-        with pytest.raises(ValueError):
-            PromptLookup(max_ngram, min_ngram, max_draft)
+    """A conversation 1 2 3 1 2 over a model that continues with 3 1 2 3 ...: the first decode step is
+    plain (the lookup's guess, 1 after 1 2 3 1 2 3, is probed and lands); then "2 3 1" was followed by
+    2 3 1, the end of the conversation; looked up again from there, 2 3: five drafts, all kept."""
+    table = [0, 2, 3, 1]  # 1 -> 2 -> 3 -> 1
+    result, calls = _run(table, [1, 2, 3, 1, 2], 12, max_draft=5)
+    assert result.tokens == [3, 1, 2] * 4
+    assert calls[:2] == [([3], 5), ([1, 2, 3, 1, 2, 3], 6)]
+    assert result.statistics.drafted == result.statistics.accepted > 0
+    # Nothing repeats: no drafts, every call plain.
+    result, calls = _run([1, 2, 3, 4, 5, 6, 7, 0], [4, 5, 6], 4, max_draft=5)
+    assert all(len(tokens) == 1 for tokens, _ in calls) and result.statistics.drafted == 0
 
 
 def test_drafting_along_thousands_of_tokens_is_fast():
-    history = list(range(6000))  # nothing repeats: a search would scan the whole history every time
-    lookup = PromptLookup()
-    started = time.perf_counter()
-    for length in range(1, len(history) + 1):
-        assert lookup.draft(history[:length]) == []
-    # Searching the history anew at each token (_brute_force) takes about 4 s here; the index, 0.1 s.
-    assert time.perf_counter() - started < 1.5
+    """Nothing repeats: each lookup scans the whole conversation, 6000 tokens long at the end."""
+    table = [(t + 1) % 8000 for t in range(8000)]
+
+    def timed(lookup):
+        started = time.perf_counter()
+        result, _ = _run(table, [0], 6000, max_draft=5, lookup=lookup)
+        assert result.tokens == list(range(1, 6001)) and result.statistics.drafted == 0
+        return time.perf_counter() - started
+
+    plain, lookup = timed(False), timed(True)
+    assert lookup < 2 * plain + 0.5, (plain, lookup)

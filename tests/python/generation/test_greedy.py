@@ -1,10 +1,9 @@
-"""greedy (generation/decoding.py), the one greedy loop, over a step function that records its calls:
+"""greedy (generation/engine.py): the engine's greedy loop over a step function that records its calls:
 the prompt in one call or in pieces at their positions, each token the first of the largest logits,
-fed at the next position only when the next token is asked for, the step's own logits handed back."""
+fed at the next position only when a next token is asked for (the last one chosen is never fed). The
+logits a caller compares are the ones its step recorded."""
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -30,22 +29,33 @@ class Recorded:
 
 
 def test_tokens_positions_and_the_last_taken_not_fed():
-    """Guards against feeding the token just yielded before it is asked for (a fourth call here), a
-    position off by one, and the last of equal maxima (9 each time)."""
+    """Guards against feeding the last token chosen (a fourth call here), a position off by one, and
+    the last of equal maxima (9 each time)."""
     step = Recorded()
-    taken = list(itertools.islice(greedy(step, [7, 8, 9], start=2), 3))
-    assert [token for token, _ in taken] == [(5 + 2) % 9, (6 + 2) % 9, (7 + 2) % 9]
+    taken = greedy(step, [7, 8, 9], 3, start=2)
+    assert taken == [(5 + 2) % 9, (6 + 2) % 9, (7 + 2) % 9]
     assert step.calls == [([7, 8, 9], 2), ([7], 5), ([8], 6)]
-    assert all(logits is returned for (_, logits), returned in zip(taken, step.returned))
+    # The step's own logits, recorded as it returned them, are what chose each token.
+    assert [int(np.argmax(rows[-1])) for rows in step.returned] == taken
 
 
-def test_the_prompt_in_pieces_and_the_logits_as_returned():
+def test_the_prompt_in_pieces():
     step = Recorded()
-    first = next(greedy(step, [1, 2, 3, 4, 5], call_tokens=2))
+    assert greedy(step, [1, 2, 3, 4, 5], 1, call_tokens=2) == [(4 + 1 + 2) % 9]
     assert step.calls == [([1, 2], 0), ([3, 4], 2), ([5], 4)]
-    assert first[0] == (4 + 1 + 2) % 9 and first[1] is step.returned[-1]
+
+
+def test_torch_logits_of_any_leading_shape():
+    import torch
+
+    def step(tokens, position):
+        rows = torch.zeros(1, len(tokens), VOCAB)
+        rows[0, -1, (tokens[-1] + 1) % VOCAB] = 1.0
+        return rows
+
+    assert greedy(step, [3], 5) == [4, 5, 6, 7, 8]
 
 
 def test_an_empty_prompt_is_refused():
     with pytest.raises(ValueError, match="empty"):
-        next(greedy(Recorded(), []))
+        greedy(Recorded(), [], 1)

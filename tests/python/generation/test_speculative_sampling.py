@@ -1,19 +1,20 @@
-"""Speculative sampling (generation/decoding.py) draws each token from the model's distribution, as plain
-sampling does, whatever the drafter proposes: checked against the exact distribution of the first tokens
-after the first two of a small Markov-chain model, for drafters that are always, sometimes and never
-right (a drafter is probed before its drafts are fed, so the first tokens are mostly plain steps). Drawing again at
-the first rejected position (instead of keeping the draw that rejected the draft) would favour the draft
-token; the test sees that too."""
+"""Speculative sampling (the engine, through generation/engine.py) draws each token from the model's
+distribution, as plain sampling does, whatever the drafter proposes: checked against the exact
+distribution of the first tokens after the first two of a small Markov-chain model, for prompt lookup
+and for draft programs that are always, sometimes and never right (a drafter is probed before its
+drafts are fed, so the first tokens are mostly plain steps). Drawing again at the first rejected
+position (instead of keeping the draw that rejected the draft) would favour the draft token; the test
+sees that too. Under one seed, speculative sampling gives plain sampling's ids."""
 
 from __future__ import annotations
 
 import itertools
-from typing import List, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 import pytest
 
-from executorch_openvino.generation import SamplingOptions, TextModel, generate
+from executorch_openvino.generation import Conversation, Program, SamplingOptions
 
 # Next-token probabilities given the last token, over a vocabulary of 3.
 CHAIN = np.array([[0.5, 0.3, 0.2],
@@ -25,24 +26,37 @@ COMPARED = 3
 RUNS = 4000
 
 
-def _model() -> TextModel:
+def _model() -> Program:
     def step(tokens: Sequence[int], position: int) -> np.ndarray:
         return np.log(CHAIN[list(tokens)])  # each position's logits depend on its token only
 
-    return TextModel(step=step, context=64, max_call_tokens=16, all_logits=True)
+    return Program.from_step(step, 3, context=64, max_call_tokens=16)
 
 
-class _Fixed:
-    """Proposes the same tokens whatever the history; asking costs nothing, so it is probed at every
-    plain step and its drafts are fed from the step after a guess lands."""
+def _draft(after: Callable[[int], int]) -> Program:
+    """A draft program proposing after(token) after each token, whatever came before."""
 
-    free_to_ask = True
+    def step(tokens: Sequence[int], position: int) -> np.ndarray:
+        rows = np.full((len(tokens), 3), -10.0, np.float32)
+        rows[np.arange(len(tokens)), [after(t) for t in tokens]] = 0.0
+        return rows
 
-    def __init__(self, tokens: List[int]):
-        self.tokens = tokens
+    return Program.from_step(step, 3, context=64, all_logits=False)
 
-    def draft(self, history, limit):
-        return self.tokens[:limit]
+
+DRAFTERS = {
+    "plain": None,
+    "lookup": "lookup",
+    "ones": lambda token: 1,
+    "twos-then-zero": lambda token: 0 if token == 2 else 2,
+    "mixed": lambda token: (token + 1) % 3,
+}
+
+
+def _generate(model: Program, drafter, count: int, options: SamplingOptions, max_draft: int = 3):
+    draft: Optional[Program] = _draft(drafter) if callable(drafter) else None
+    return Conversation(model).generate(PROMPT, count, sampling=options, eos_ids=[], lookup=drafter == "lookup",
+                                        draft=draft, max_draft=max_draft)
 
 
 def _exact() -> dict:
@@ -56,44 +70,40 @@ def _exact() -> dict:
     return out
 
 
-def _distance(drafter) -> float:
-    """Total variation between the drawn last tokens and the exact distribution."""
-    model, counts = _model(), {}
-    for seed in range(RUNS):
-        tokens = tuple(generate(model, PROMPT, TOKENS, sampling=SamplingOptions(temperature=1.0, seed=seed),
-                                drafter=drafter, max_draft=3).tokens[-COMPARED:])
-        counts[tokens] = counts.get(tokens, 0) + 1
-    return 0.5 * sum(abs(counts.get(outcome, 0) / RUNS - p) for outcome, p in _exact().items())
-
-
 # Expected distance at 4000 draws over 27 outcomes: about 0.02; drawing the rejected position again moves
 # the distribution by more than 0.1 for the drafter of ones.
-@pytest.mark.parametrize("drafter", [None, _Fixed([1, 1, 1]), _Fixed([2, 2, 0]), _Fixed([0, 1, 2])],
-                         ids=["plain", "ones", "twos-then-zero", "mixed"])
-def test_tokens_are_drawn_as_plain_sampling_draws_them(drafter):
-    assert _distance(drafter) < 0.05
+@pytest.mark.parametrize("name", list(DRAFTERS))
+def test_tokens_are_drawn_as_plain_sampling_draws_them(name):
+    model, counts, accepted = _model(), {}, 0
+    for seed in range(RUNS):
+        result = _generate(model, DRAFTERS[name], TOKENS, SamplingOptions(temperature=1.0, seed=seed))
+        tokens = tuple(result.tokens[-COMPARED:])
+        counts[tokens] = counts.get(tokens, 0) + 1
+        accepted += result.statistics.accepted
+    distance = 0.5 * sum(abs(counts.get(outcome, 0) / RUNS - p) for outcome, p in _exact().items())
+    assert distance < 0.05
+    if name != "plain":
+        assert accepted > 0  # drafts were fed and kept: the speculative path was taken
 
 
 def test_a_seed_fixes_speculative_sampling_and_drafts_get_kept():
     model = _model()
-    runs = [generate(model, PROMPT, 32, sampling=SamplingOptions(temperature=1.0, seed=3), drafter=_Fixed([1, 1]),
-                     max_draft=2) for _ in range(2)]
+    runs = [_generate(model, DRAFTERS["lookup"], 32, SamplingOptions(temperature=1.0, seed=3), max_draft=2)
+            for _ in range(2)]
     assert runs[0].tokens == runs[1].tokens
     stats = runs[0].statistics
     assert 0 < stats.accepted < stats.drafted and stats.calls < 31, stats
 
 
-@pytest.mark.parametrize("drafter", [_Fixed([1, 1, 1]), _Fixed([2, 2, 0]), _Fixed([0, 1, 2])],
-                         ids=["ones", "twos-then-zero", "mixed"])
-def test_under_one_seed_speculative_sampling_draws_plain_samplings_ids(drafter):
+@pytest.mark.parametrize("name", ["lookup", "ones", "twos-then-zero", "mixed"])
+def test_under_one_seed_speculative_sampling_draws_plain_samplings_ids(name):
     """Each token costs one draw, a kept draft's position as well as the one that rejects a draft, so
-    from the same logits the seed gives plain sampling's ids (the C++ loop is held to the same ids,
-    tests/cpp/generation)."""
+    from the same logits the seed gives plain sampling's ids."""
     model, accepted = _model(), 0
     for seed in range(20):
         options = SamplingOptions(temperature=1.0, top_p=0.9, repetition_penalty=1.2, seed=seed)
-        plain = generate(model, PROMPT, 24, sampling=options).tokens
-        speculative = generate(model, PROMPT, 24, sampling=options, drafter=drafter, max_draft=3)
+        plain = _generate(model, None, 24, options).tokens
+        speculative = _generate(model, DRAFTERS[name], 24, options)
         assert speculative.tokens == plain, seed
         accepted += speculative.statistics.accepted
     assert accepted > 0  # drafts were kept, not only rejected

@@ -10,6 +10,7 @@ conversation, and two loaded programs hold two conversations at once."""
 from __future__ import annotations
 
 import copy
+import threading
 from collections import Counter
 
 import pytest
@@ -94,23 +95,51 @@ def test_position_zero_starts_a_new_conversation(variant):
 
 
 def _two_conversations_interleaved(model, methods, steps: int) -> None:
-    """Two greedy conversations, one per method, a call of each in turn, every call against its own
-    eager copy's (whose logits choose the tokens both are fed)."""
+    """Two greedy conversations, one per method, each on a thread of its own taking turns: a call of
+    each in turn (the prompt's, then a token's), every call against its own eager copy's (whose logits
+    choose the tokens both are fed)."""
+    turn = threading.Condition()
+    state = {"next": 0, "failed": False}
+    failures = []
 
-    def checked(ours, eager):
+    def checked(index, ours, eager):
         def step(tokens, position):
-            tokens = torch.tensor([tokens])
-            expected = eager(tokens, position)
-            torch.testing.assert_close(ours(tokens, position), expected, rtol=1e-4, atol=1e-5)
-            return expected
+            with turn:
+                if not turn.wait_for(lambda: state["next"] == index or state["failed"], timeout=600):
+                    raise TimeoutError("the other conversation never handed over its turn")
+                if state["failed"]:
+                    raise RuntimeError("the other conversation failed")
+                try:
+                    tokens = torch.tensor([tokens])
+                    expected = eager(tokens, position)
+                    torch.testing.assert_close(ours(tokens, position), expected, rtol=1e-4, atol=1e-5)
+                    return expected
+                except BaseException:
+                    state["failed"] = True
+                    raise
+                finally:
+                    state["next"] = 1 - index
+                    turn.notify_all()
 
         return step
 
-    conversations = [greedy(checked(method_step(method), eager_step(copy.deepcopy(model))), prompt)
-                     for method, prompt in zip(methods, (PROMPT, [100, 1, 2]))]
-    for _ in range(steps):
-        for conversation in conversations:
-            next(conversation)  # one call: the prompt's, then a token's
+    def run(index, method, prompt):
+        try:
+            greedy(checked(index, method_step(method), eager_step(copy.deepcopy(model))), prompt, steps)
+        except BaseException as caught:  # noqa: BLE001  (raised in the test's thread below)
+            with turn:
+                state["failed"] = True
+                turn.notify_all()
+            failures.append(caught)
+
+    threads = [threading.Thread(target=run, args=(index, method, prompt))
+               for index, (method, prompt) in enumerate(zip(methods, (PROMPT, [100, 1, 2])))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
 
 
 def test_two_conversations_in_two_programs_at_once():

@@ -15,10 +15,9 @@ from types import SimpleNamespace
 import pytest
 
 import executorch_openvino
-from executorch_openvino.generation import DraftModel, LookupDrafter, generate
-from executorch_openvino.llm import text_program
+from executorch_openvino.generation import Conversation, Program
 from llm_lowering import PROMPT, attentions
-from llm_models import Conversation, eager_step, et_llama, et_llama_draft, export_et_llama
+from llm_models import Conversation as EagerConversation, eager_step, et_llama, et_llama_draft, export_et_llama
 
 CONTEXT = 100
 DRAFT_CONTEXT = 64  # a draft that must stop drafting before the target's end
@@ -43,7 +42,7 @@ def programs(tmp_path_factory):
     folder = tmp_path_factory.mktemp("context_end")
     target = et_llama(True, generate_full_logits=True, max_seq_len=CONTEXT, max_context_len=CONTEXT)
     draft = et_llama_draft(layers=1, max_seq_len=DRAFT_CONTEXT, max_context_len=DRAFT_CONTEXT)
-    expected, logits = Conversation(eager_step(target)).generate(PROMPT, CONTEXT - len(PROMPT))
+    expected, logits = EagerConversation(eager_step(target)).generate(PROMPT, CONTEXT - len(PROMPT))
     expected.append(int(logits[-1][0, -1].argmax()))
     return SimpleNamespace(target=_lower(target, CONTEXT, folder / "target.pte"),
                            draft=_lower(draft, DRAFT_CONTEXT, folder / "draft.pte"), expected=expected)
@@ -51,7 +50,8 @@ def programs(tmp_path_factory):
 
 def test_plain_decoding_fills_the_context_and_the_process_exits_cleanly(programs, library_path):
     """In a process of its own: greedy decoding stops by the context with eager's ids, a call at the
-    last position (99) gives eager's next choice, one at 100 is refused, and the process then exits
+    last position (99) gives eager's next choice, a conversation past it is refused by the engine and
+    a call at 100 by the delegate (the program's method, loaded again), and the process then exits
     with status 0. Guards against paged caches allocated one block short (paged_layout's blocks as
     context / 32, rounded down): tried, OpenVINO fails a call past position 96 (a Reshape with
     dimensions read from overwritten memory) and the process aborts (status -6), without a sanitizer;
@@ -61,20 +61,28 @@ def test_plain_decoding_fills_the_context_and_the_process_exits_cleanly(programs
         import json, sys
         sys.path[:0] = sys.argv[2:]
         import executorch_openvino
-        from executorch_openvino.generation import generate
-        from executorch_openvino.llm import text_program
-        from executorch_openvino.runtime.errors import DelegateError
-        program = text_program.load(sys.argv[1])
-        result = generate(program.model, [5, 17, 99, 3, 42, 7, 64], 1000)
-        last = program.model.step([result.tokens[-1]], result.held)
+        import torch
+        from executorch.runtime import Runtime
+        from executorch_openvino.generation import Conversation, GenerationValueError, Program
+        chat = Conversation(Program.load(sys.argv[1]))
+        result = chat.generate([5, 17, 99, 3, 42, 7, 64], 1000)
+        held = len(chat.tokens) - 1  # the last token chosen is not fed
+        last = chat.generate(chat.tokens, 1)  # feeds it, at the last position: the choice after it
         try:
-            program.model.step([1], result.held + 1)
+            chat.generate(chat.tokens + [1], 1)
+            engine_refused = ""
+        except GenerationValueError as error:
+            engine_refused = str(error)
+        attentions = [m.get("attention") for m in executorch_openvino.compiled_models()]
+        method = Runtime.get().load_program(sys.argv[1]).load_method("forward")
+        try:
+            method.execute([torch.tensor([[1]]), torch.tensor([100])])
             refused = False
-        except DelegateError:
+        except Exception:
             refused = True
-        print(json.dumps({"tokens": result.tokens, "stopped_by": result.stopped_by, "held": result.held,
-                          "next": int(last[-1].argmax()), "refused": refused,
-                          "attentions": [m.get("attention") for m in executorch_openvino.compiled_models()]}))
+        print(json.dumps({"tokens": result.tokens, "stopped_by": result.stopped_by, "held": held,
+                          "reused": last.statistics.reused_tokens, "next": last.tokens[0], "refused": refused,
+                          "engine_refused": engine_refused, "attentions": attentions}))
     """)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
@@ -84,7 +92,8 @@ def test_plain_decoding_fills_the_context_and_the_process_exits_cleanly(programs
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["attentions"] == ["paged"]
     assert (got["stopped_by"], got["held"]) == ("context", CONTEXT - 1)
-    assert got["tokens"] + [got["next"]] == programs.expected
+    assert got["tokens"] + [got["next"]] == programs.expected and got["reused"] == CONTEXT - 1
+    assert "context" in got["engine_refused"], got["engine_refused"]
     assert got["refused"]
 
 
@@ -97,13 +106,16 @@ def test_speculative_decoding_stops_at_the_context_with_plain_decodings_ids(prog
     near the end: the mask has no row for each), and DraftModel.draft without its own check of its
     context fails the draft's ("the prompt ends at position 65, past the model's context of 64");
     no earlier test decodes to the end of a context."""
-    target = text_program.load(programs.target)
+    target = Program.load(programs.target)
     assert "paged" in attentions()
-    plain = generate(target.model, PROMPT, 1000)
+    plain = Conversation(target).generate(PROMPT, 1000)
     assert plain.stopped_by == "context" and plain.tokens == programs.expected[:-1]
-    chosen = LookupDrafter(max_draft=5) if drafter == "lookup" else DraftModel(text_program.load(programs.draft).model)
-    speculative = generate(target.model, PROMPT, 1000, drafter=chosen, max_draft=5)
-    # The last token is fed too when it was an accepted draft.
-    assert speculative.stopped_by == "context" and speculative.held in (CONTEXT - 1, CONTEXT)
+    chat = Conversation(target)
+    if drafter == "lookup":
+        speculative = chat.generate(PROMPT, 1000, lookup=True, max_draft=5)
+    else:
+        speculative = chat.generate(PROMPT, 1000, draft=Program.load(programs.draft), max_draft=5)
+    # The whole context: the prompt and the tokens chosen (the last one fed too when it was an accepted draft).
+    assert speculative.stopped_by == "context" and len(chat.tokens) == CONTEXT
     assert speculative.tokens == plain.tokens
     assert speculative.statistics.accepted > 0, speculative.statistics

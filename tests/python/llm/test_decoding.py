@@ -1,5 +1,5 @@
-"""The decoding loop (generation/decoding.py) over programs lowered to our delegate
-(llm/text_program.py): plain greedy decoding equals eager PyTorch's; speculative decoding, with
+"""The generation engine (generation/engine.py: Program.load and Conversation) over programs lowered to
+our delegate: plain greedy decoding equals eager PyTorch's; speculative decoding, with
 prompt-lookup drafts and with a smaller draft program, gives plain greedy decoding's ids over 64
 steps (random-weight models fall into cycles under greedy decoding, so drafts do get accepted, and
 rejected ones are rolled back by the delegate); sampling with a seed is reproducible, speculative or
@@ -12,10 +12,11 @@ import functools
 import pytest
 
 import executorch_openvino
-from executorch_openvino.generation import (DraftModel, LookupDrafter, SamplingOptions, generate)
-from executorch_openvino.llm import text_program
+import numpy as np
+
+from executorch_openvino.generation import Conversation, GenerationValueError, Program, SamplingOptions
 from llm_lowering import PROMPT
-from llm_models import CONTEXT, Conversation, eager_step, et_llama, et_llama_draft, export_et_llama
+from llm_models import CONTEXT, Conversation as EagerConversation, eager_step, et_llama, et_llama_draft, export_et_llama
 
 STEPS = 64
 
@@ -43,27 +44,28 @@ def programs(tmp_path_factory):
     return lambda layers=2, seed=0, full_logits=True, first_of=0: _pte(folder, layers, seed, full_logits, first_of)
 
 
+def _generate(program, prompt=PROMPT, count=STEPS, **kwargs):
+    return Conversation(program).generate(prompt, count, **kwargs)
+
+
 def _greedy(path, **kwargs):
-    program = text_program.load(path)
-    return generate(program.model, PROMPT, STEPS, eos_ids=program.eos_ids, **kwargs)
+    return _generate(Program.load(path), **kwargs)
 
 
-def test_the_program_reads_as_a_text_model_and_plain_greedy_equals_eager(programs):
-    program = text_program.load(programs())
-    assert (program.model.context, program.model.max_call_tokens, program.model.all_logits) == (CONTEXT, CONTEXT - 1, True)
+def test_the_program_reads_as_a_language_model_and_plain_greedy_equals_eager(programs):
+    program = Program.load(programs())
+    assert (program.context, program.max_call_tokens, program.all_logits) == (CONTEXT, CONTEXT - 1, True)
     assert program.eos_ids == [999] and program.bos_id is None
-    expected, _ = Conversation(eager_step(et_llama(True, generate_full_logits=True))).generate(PROMPT, STEPS)
-    result = generate(program.model, PROMPT, STEPS, eos_ids=program.eos_ids)
+    expected, _ = EagerConversation(eager_step(et_llama(True, generate_full_logits=True))).generate(PROMPT, STEPS)
+    result = _generate(program)
     assert result.tokens == expected and result.stopped_by == "length"
     assert result.statistics.calls == STEPS - 1  # the first token comes with the prompt
 
 
 def test_prompt_lookup_gives_greedy_ids_with_drafts_accepted_and_rejected(programs):
     plain = _greedy(programs())
-    speculative = _greedy(programs(), drafter=LookupDrafter(max_draft=4), max_draft=4)
+    speculative = _greedy(programs(), lookup=True, max_draft=4)
     assert speculative.tokens == plain.tokens
-    stats = speculative.statistics
-    assert 0 < stats.accepted < stats.drafted and stats.calls < STEPS - 1, stats
     stats = speculative.statistics
     # Both kinds happened: accepted drafts saved calls, rejected ones were rolled back.
     assert 0 < stats.accepted < stats.drafted, (stats.accepted, stats.drafted)
@@ -72,94 +74,80 @@ def test_prompt_lookup_gives_greedy_ids_with_drafts_accepted_and_rejected(progra
 
 def test_a_draft_program_gives_greedy_ids(programs):
     plain = _greedy(programs())
-    draft = text_program.load(programs(layers=1, first_of=2, full_logits=False))  # a draft needs the last logits only
-    speculative = _greedy(programs(), drafter=DraftModel(draft.model), max_draft=3)
+    draft = Program.load(programs(layers=1, first_of=2, full_logits=False))  # a draft needs the last logits only
+    speculative = _greedy(programs(), draft=draft, max_draft=3)
     assert speculative.tokens == plain.tokens
     assert speculative.statistics.drafted > 0
-    # The target itself as its own draft: every draft accepted, a fraction of the calls.
-    same = text_program.load(programs())
-    ideal = _greedy(programs(), drafter=DraftModel(same.model), max_draft=4)
+    # The target itself (loaded again) as its own draft: every draft accepted, a fraction of the calls.
+    same = Program.load(programs())
+    ideal = _greedy(programs(), draft=same, max_draft=4)
     assert ideal.tokens == plain.tokens
     assert ideal.statistics.accepted == ideal.statistics.drafted and ideal.statistics.calls <= (STEPS + 4) // 5 + 1
 
 
 def test_speculative_decoding_is_refused_where_it_cannot_be_exact(programs):
-    last_only = text_program.load(programs(full_logits=False))
-    assert not last_only.model.all_logits
-    with pytest.raises(ValueError, match="needs the logits of every position"):
-        generate(last_only.model, PROMPT, 4, drafter=LookupDrafter())
-    full = text_program.load(programs())
+    last_only = Program.load(programs(full_logits=False))
+    assert not last_only.all_logits
+    with pytest.raises(GenerationValueError, match="needs the logits of every position"):
+        _generate(last_only, count=4, lookup=True)
+    full = Program.load(programs())
     # Plain greedy still works with last-position logits, and equals the full-logits program's.
-    assert generate(last_only.model, PROMPT, 16).tokens == generate(full.model, PROMPT, 16).tokens
+    assert _generate(last_only, count=16).tokens == _generate(full, count=16).tokens
 
 
 def test_sampling_with_a_seed_is_reproducible(programs):
-    program = text_program.load(programs())
+    program = Program.load(programs())
     options = dict(temperature=1.0, top_k=40, top_p=0.95, repetition_penalty=1.1)
-    runs = [generate(program.model, PROMPT, STEPS, sampling=SamplingOptions(seed=seed, **options)).tokens
-            for seed in (7, 7, 8)]
+    runs = [_generate(program, sampling=SamplingOptions(seed=seed, **options)).tokens for seed in (7, 7, 8)]
     assert runs[0] == runs[1]
     assert runs[0] != runs[2]
-    assert runs[0] != generate(program.model, PROMPT, STEPS).tokens  # not greedy in disguise
+    assert runs[0] != _generate(program).tokens  # not greedy in disguise
     # Speculative sampling through the delegate (drafts kept and rolled back): a seed fixes it too.
     near_greedy = SamplingOptions(seed=7, temperature=0.05)
-    speculative = [generate(program.model, PROMPT, STEPS, sampling=near_greedy, drafter=LookupDrafter(max_draft=4),
-                            max_draft=4) for _ in range(2)]
+    speculative = [_generate(program, sampling=near_greedy, lookup=True, max_draft=4) for _ in range(2)]
     assert speculative[0].tokens == speculative[1].tokens
     stats = speculative[0].statistics
     assert 0 < stats.accepted < stats.drafted, (stats.accepted, stats.drafted)
 
 
-def test_a_conversation_continues_and_goes_back_through_the_loop(programs):
-    """A second turn continues after the first (start, history), and regenerating the first answer
-    (start at the prompt's end again) gives the same ids: the delegate forgot the old answer."""
-    program = text_program.load(programs())
-    first = generate(program.model, PROMPT, 8)
+def test_a_conversation_continues_and_goes_back(programs):
+    """A second turn continues after the first (the whole conversation given: only what the program
+    does not hold is fed), and regenerating the first answer (the prompt given again) gives the same
+    ids: the delegate forgot the old answer."""
+    program = Program.load(programs())
+    chat = Conversation(program)
+    first = chat.generate(PROMPT, 8)
     history = PROMPT + first.tokens
-    assert first.held == len(history) - 1  # the last token chosen is not fed yet
-    second = generate(program.model, history[first.held:] + [11, 12], 8, start=first.held,
-                      history=history[:first.held])
-    expected, _ = Conversation(eager_step(et_llama(True, generate_full_logits=True))).generate(history + [11, 12], 8)
+    assert chat.tokens == history
+    second = chat.generate(history + [11, 12], 8)
+    assert second.statistics.reused_tokens == len(history) - 1  # the last token chosen was not fed yet
+    assert second.statistics.prompt_tokens == 3
+    expected, _ = EagerConversation(eager_step(et_llama(True, generate_full_logits=True))).generate(history + [11, 12], 8)
     assert second.tokens == expected
-    again = generate(program.model, PROMPT[-1:], 8, start=len(PROMPT) - 1, history=PROMPT[:-1])
-    assert again.tokens == first.tokens
+    again = chat.generate(PROMPT, 8)
+    assert again.tokens == first.tokens and again.statistics.reused_tokens == len(PROMPT) - 1
 
 
 def test_drafts_that_never_land_are_never_fed_and_change_nothing(programs):
-    """A drafter that costs time to ask, whose guesses the model rejects: the ids stay greedy's, it is
-    probed (one guess at a plain step) four times as far apart after each miss, so it is asked a few
-    times over 64 steps, and its drafts never reach the model."""
-
+    """A draft program (a Python step: it costs time to ask) whose guesses the model rejects: the ids
+    stay greedy's, it is probed (one guess at a plain step) four times as far apart after each miss, so
+    it is asked a few times over 64 steps, and its drafts never reach the model. (A free drafter that
+    never lands: tests/python/generation/test_draft_schedule.py.)"""
     plain = _greedy(programs())
-    never = sorted(set(range(128)) - set(plain.tokens))[:3]  # ids greedy decoding here never chooses
+    target = Program.load(programs())
+    never = sorted(set(range(target.vocab)) - set(plain.tokens))[:3]  # ids greedy decoding here never chooses
+    asked = []
 
-    class Wrong:
-        asked = []
+    def wrong(tokens, position):
+        asked.append((len(tokens), position))
+        rows = np.zeros((len(tokens), target.vocab), np.float32)
+        rows[np.arange(len(tokens)), [never[t % len(never)] for t in tokens]] = 1.0
+        return rows
 
-        def draft(self, history, limit):
-            Wrong.asked.append(limit)
-            return [never[history[-1] % len(never)]] * limit
-
-    wrong = _greedy(programs(), drafter=Wrong(), max_draft=4)
-    assert wrong.tokens == plain.tokens and wrong.statistics.drafted == 0
-    assert wrong.statistics.calls == STEPS - 1  # the calls of plain decoding
-    # Probed at plain steps 1, 2, 6, 22 (pauses 1, 4, 16), one guess each.
-    assert Wrong.asked == [1] * 4, Wrong.asked
-
-
-def test_a_free_drafter_whose_guesses_never_land_is_never_fed(programs):
-    """A drafter that costs nothing to ask (as prompt lookup) is probed at every step: its drafts
-    never go to the model while its guesses miss, so they cost no call."""
-    plain = _greedy(programs())
-    never = sorted(set(range(128)) - set(plain.tokens))[:3]
-
-    class FreeWrong:
-        free_to_ask, asked = True, 0
-
-        def draft(self, history, limit):
-            FreeWrong.asked += 1
-            return [never[history[-1] % len(never)]] * limit
-
-    wrong = _greedy(programs(), drafter=FreeWrong(), max_draft=4)
-    assert wrong.tokens == plain.tokens and wrong.statistics.drafted == 0
-    assert wrong.statistics.calls == STEPS - 1 and FreeWrong.asked == STEPS - 1
+    draft = Program.from_step(wrong, target.vocab, CONTEXT, all_logits=False)
+    result = _generate(target, draft=draft, max_draft=4)
+    assert result.tokens == plain.tokens and result.statistics.drafted == 0
+    assert result.statistics.calls == STEPS - 1  # the calls of plain decoding
+    # Probed at the 1st, 2nd, 6th and 22nd plain steps (pauses 1, 4, 16), one guess each: one call of the draft.
+    ends = [position + length - 1 - len(PROMPT) for length, position in asked]  # 0: the first decode step
+    assert ends == [0, 1, 5, 21], asked
