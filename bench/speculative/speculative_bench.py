@@ -2,7 +2,7 @@
 
 A Llama of SmolLM2-135M's shape (random weights, ExecuTorch's Llama with full logits, int8 weights
 through OpenvinoPartitioner(weights="int8")), prompt of 128 random tokens, 128 greedy tokens, in
-interleaved rounds, every variant through executorch_openvino.generation.generate:
+interleaved rounds, every variant through the generation engine (executorch_openvino.generation):
 
 - plain: no drafts (the baseline every ratio divides);
 - lookup: prompt lookup; random weights fall into repeating cycles under greedy decoding, so drafts
@@ -68,7 +68,7 @@ COST_LENGTHS = [128, 256, 500]  # positions held when going back is timed
 REPORT = {
     "description": [
         "A Llama (ExecuTorch's, full logits, random weights) with int8 weights through "
-        "OpenvinoPartitioner(weights=\"int8\"); every variant through executorch_openvino.generation.generate, "
+        "OpenvinoPartitioner(weights=\"int8\"); every variant through the generation engine, "
         "in interleaved rounds, a new prompt each round. Ratio: decode tokens/s over the row the variant is "
         "compared with (plain, plain-f32, paged or paged-f32), per round, median [lowest–highest]. A controlled "
         "drafter proposes plain greedy decoding's next tokens, each right with probability q (a wrong id "
@@ -168,60 +168,63 @@ def _prompt(rng) -> str:
     return "".join(rng.choice(letters, PROMPT))
 
 
-class _Rejected:
-    """Drafts the target never chooses (ids it did not choose in the plain run)."""
-
-    def __init__(self, never, free_to_ask: bool):
-        self.never, self.free_to_ask = never, free_to_ask
-
-    def draft(self, history, limit):
-        return [self.never[history[-1] % len(self.never)]] * limit
+def _rejected(never):
+    """A drafter whose drafts the target never chooses (ids it did not choose in the plain run)."""
+    return lambda history, limit: [never[history[-1] % len(never)]] * limit
 
 
-class _Controlled:
-    """Drafts plain greedy decoding's next tokens (`reference`: prompt + plain's ids), each right with
+def _controlled(reference, q: float, seed: int):
+    """A drafter of plain greedy decoding's next tokens (`reference`: prompt + plain's ids), each right with
     probability q, a wrong id otherwise; nothing once the history has left the reference."""
+    reference, rng = list(reference), np.random.default_rng(seed)
 
-    def __init__(self, reference, q: float, seed: int):
-        self.reference, self.q = list(reference), q
-        self.rng = np.random.default_rng(seed)
-
-    def draft(self, history, limit):
+    def draft(history, limit):
         n = len(history)
-        if list(history) != self.reference[:n]:
+        if list(history) != reference[:n]:
             return []
-        right = self.reference[n:n + limit]
-        return [t if self.rng.random() < self.q else (t + 1) % SHAPE["vocab_size"] for t in right]
+        right = reference[n:n + limit]
+        return [t if rng.random() < q else (t + 1) % SHAPE["vocab_size"] for t in right]
+
+    return draft
 
 
 WIDE = 6  # the calls speculative decoding makes: the last token and 5 drafts
 
 
-def _call_costs(program, lengths) -> dict:
+def _call_costs(path: Path, attention: str, lengths) -> dict:
     """ms of a plain step, of a call of WIDE tokens, of going back 4 positions between calls of WIDE
-    tokens (at `length` positions held), and of a call whose token count differs from the last one's."""
-    from executorch_openvino.generation import prefill
+    tokens (at `length` positions held), and of a call whose token count differs from the last one's:
+    single calls of the program's method, through ExecuTorch's runtime (no generation loop)."""
+    import executorch_openvino
+    from executorch.runtime import Runtime
 
-    model = program.model
+    with executorch_openvino.using_options(attention=attention):
+        method = Runtime.get().load_program(path).load_method("forward")
     rng = np.random.default_rng(1)
+
+    def step(tokens, position):
+        return method.execute([torch.tensor([list(tokens)]), torch.tensor([position])])
 
     def timed(tokens, position):
         began = time.perf_counter()
-        model.step(tokens, position)
+        step(tokens, position)
         return (time.perf_counter() - began) * 1000
+
+    def prefill(tokens, start):
+        step(tokens, start)
 
     wide = list(range(1, WIDE + 1))
     costs = {"cut_ms": {}}
     for length in lengths:
-        prefill(model, rng.integers(0, SHAPE["vocab_size"], length - WIDE).tolist(), 0)
+        prefill(rng.integers(0, SHAPE["vocab_size"], length - WIDE).tolist(), 0)
         timed(wide, length - WIDE)  # `length` held
         cut, kept = [], []
         for _ in range(5):
             cut.append(timed(wide, length - 4))  # goes back 4 positions: length + 2 held
             kept.append(timed(wide, length + 2))  # continues: length + 8 held
-            model.step(wide, length - WIDE)  # back to `length` held (a cut not timed)
+            step(wide, length - WIDE)  # back to `length` held (a cut not timed)
         costs["cut_ms"][length] = statistics.median(c - k for c, k in zip(cut, kept))
-    prefill(model, rng.integers(0, SHAPE["vocab_size"], 100).tolist(), 0)
+    prefill(rng.integers(0, SHAPE["vocab_size"], 100).tolist(), 0)
     position, same, changed = 100, {1: [], WIDE: []}, {1: [], WIDE: []}
     for count in [1] * 8 + [WIDE] * 8:  # steady widths: after the first call of each
         same[count].append(timed(wide[:count], position))
@@ -240,10 +243,10 @@ def _load(path: Path, attention: str):
     """The program loaded with its caches grown (as exported) or paged; named either way, since paged is
     the default since 2026-12-06 and the rows before it are grown."""
     import executorch_openvino
-    from executorch_openvino.llm import text_program
+    from executorch_openvino.generation import Program
 
     with executorch_openvino.using_options(attention=attention):
-        return text_program.load(path)
+        return Program.load(path)
 
 
 def _base(name: str) -> str:
@@ -257,7 +260,11 @@ def _base(name: str) -> str:
 
 def measure(work: Path, rounds: int) -> dict:
     torch.set_num_threads(1)
-    from executorch_openvino.generation import DraftModel, LookupDrafter, generate
+    from executorch_openvino.generation import Conversation
+
+    def generate(program, prompt, steps, **drafting):
+        """A new conversation on `program` (fed from position 0), `steps` greedy tokens, no end id."""
+        return Conversation(program).generate(prompt, steps, eos_ids=[], max_draft=5, **drafting)
 
     programs = {name: _load(work / f"{name}.pte", "grown")
                 for name in ("target", "static", "target-f32", "draft", "draft-int4")}
@@ -274,36 +281,39 @@ def measure(work: Path, rounds: int) -> dict:
     for round_index in range(rounds):
         text = _prompt(rng)
         prompt = list(text.encode())
-        plain = generate(programs["target"].model, prompt, STEPS)
+        plain = generate(programs["target"], prompt, STEPS)
         never = sorted(set(range(SHAPE["vocab_size"])) - set(plain.tokens))[:8]
-        plain_f32 = generate(programs["target-f32"].model, prompt, STEPS)
+        plain_f32 = generate(programs["target-f32"], prompt, STEPS)
         reference = prompt + plain_f32.tokens
-        plain_paged = generate(programs["paged"].model, prompt, STEPS)
+        plain_paged = generate(programs["paged"], prompt, STEPS)
         expected_of = {id(programs["target-f32"]): plain_f32, id(programs["paged-f32"]): plain_f32,
                        id(programs["paged"]): plain_paged}
+        lookup = dict(lookup=True)
+        rejected = dict(drafter=_rejected(never), drafter_free_to_ask=True)
+        rejected_paused = dict(drafter=_rejected(never), drafter_free_to_ask=False)
         variants = {
-            "plain": (programs["target"], None),
-            "lookup": (programs["target"], LookupDrafter(max_draft=5)),
-            "draft-4l": (programs["target"], DraftModel(programs["draft"].model)),
-            "draft-int4": (programs["target"], DraftModel(programs["draft-int4"].model)),
-            "rejected": (programs["target"], _Rejected(never, free_to_ask=True)),
-            "rejected-paused": (programs["target"], _Rejected(never, free_to_ask=False)),
-            "static": (programs["static"], None),
-            "static-lookup": (programs["static"], LookupDrafter(max_draft=5)),
-            "plain-f32": (programs["target-f32"], None),
+            "plain": (programs["target"], {}),
+            "lookup": (programs["target"], lookup),
+            "draft-4l": (programs["target"], dict(draft=programs["draft"])),
+            "draft-int4": (programs["target"], dict(draft=programs["draft-int4"])),
+            "rejected": (programs["target"], rejected),
+            "rejected-paused": (programs["target"], rejected_paused),
+            "static": (programs["static"], {}),
+            "static-lookup": (programs["static"], lookup),
+            "plain-f32": (programs["target-f32"], {}),
         }
         for q in CONTROLLED:
-            variants[f"controlled-{q:.2f}"] = (programs["target-f32"], _Controlled(reference, q, round_index))
+            variants[f"controlled-{q:.2f}"] = (programs["target-f32"], dict(drafter=_controlled(reference, q, round_index)))
         variants.update({
-            "paged": (programs["paged"], None),
-            "paged-lookup": (programs["paged"], LookupDrafter(max_draft=5)),
-            "paged-rejected": (programs["paged"], _Rejected(never, free_to_ask=True)),
-            "paged-rejected-paused": (programs["paged"], _Rejected(never, free_to_ask=False)),
-            "paged-f32": (programs["paged-f32"], None),
+            "paged": (programs["paged"], {}),
+            "paged-lookup": (programs["paged"], lookup),
+            "paged-rejected": (programs["paged"], rejected),
+            "paged-rejected-paused": (programs["paged"], rejected_paused),
+            "paged-f32": (programs["paged-f32"], {}),
         })
         for q in CONTROLLED:
             variants[f"paged-controlled-{q:.2f}"] = (programs["paged-f32"],
-                                                     _Controlled(reference, q, 100 + round_index))
+                                                     dict(drafter=_controlled(reference, q, 100 + round_index)))
         for name in [*genai_runners, *(("llamacpp", "llamacpp-lookup") if gguf.exists() else ())]:
             variants[name] = (None, None)
         order = list(variants)
@@ -323,8 +333,8 @@ def measure(work: Path, rounds: int) -> dict:
                 row["decode_tok_s"].append(found["decode_tok_s"])
                 row["acceptance"].append(found["accepted"] / found["drafted"] if found["drafted"] else None)
                 continue
-            program, drafter = variants[name]
-            done = generate(program.model, prompt, STEPS, drafter=drafter, max_draft=5)
+            program, drafting = variants[name]
+            done = generate(program, prompt, STEPS, **drafting)
             stats = done.statistics
             row["decode_tok_s"].append((stats.generated - 1) / stats.decode_s)
             row["acceptance"].append(stats.acceptance)
@@ -333,8 +343,9 @@ def measure(work: Path, rounds: int) -> dict:
             row["same_ids"].append(next((i for i, (a, b) in enumerate(zip(done.tokens, expected.tokens)) if a != b),
                                         None))
         print(f"round {round_index + 1}/{rounds} done", flush=True)
-    return {"variants": results, "call_costs": _call_costs(programs["target"], COST_LENGTHS),
-            "call_costs_paged": _call_costs(programs["paged"], COST_LENGTHS)}
+    del programs  # their compiled models, before the methods timed alone load
+    return {"variants": results, "call_costs": _call_costs(work / "target.pte", "grown", COST_LENGTHS),
+            "call_costs_paged": _call_costs(work / "target.pte", "paged", COST_LENGTHS)}
 
 
 def record(run: dict, measured: dict, made: dict) -> None:

@@ -87,6 +87,10 @@ EOV_GENERATION_API void eov_constraint_free(eov_constraint* constraint);
 typedef int (*eov_token_fn)(void* user, int64_t token);
 typedef int (*eov_text_fn)(void* user, const char* text, size_t length);
 
+// A drafter of the application's own: up to `limit` tokens likely to follow `history` (its `count`
+// tokens) into `drafts`; returns how many.
+typedef size_t (*eov_draft_fn)(void* user, const int64_t* history, size_t count, size_t limit, int64_t* drafts);
+
 typedef struct eov_generation_options {
   size_t struct_size;  // sizeof(eov_generation_options): eov_generation_options_init sets it
   size_t max_new_tokens;
@@ -101,6 +105,9 @@ typedef struct eov_generation_options {
   int lookup;                  // speculative decoding with drafts looked up in the conversation
   eov_program* draft;          // or a smaller program with the same vocabulary drafts
   size_t max_draft;            // drafts per call (default 5)
+  eov_draft_fn drafter;        // or drafts from the application (one of lookup, draft, drafter)
+  void* drafter_user;
+  int drafter_free_to_ask;     // asking costs about nothing: probed at every plain step, as lookup is
   const eov_vocabulary* vocabulary;  // needed for text (on_text, stop strings)
   const char* const* stop;     // stop strings (UTF-8): generation ends where one begins
   size_t stop_count;

@@ -35,6 +35,24 @@ struct eov_conversation {
   explicit eov_conversation(eov_program* p) : program(p), conversation(*p->model) {}
 };
 
+// A drafter of the application's (eov_draft_fn).
+class CallbackDrafter : public Drafter {
+ public:
+  CallbackDrafter(eov_draft_fn draft, void* user, bool free) : draft_(draft), user_(user), free_(free) {}
+  std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override {
+    std::vector<int64_t> drafts(limit);
+    const size_t given = draft_(user_, history.data(), history.size(), limit, drafts.data());
+    drafts.resize(std::min(given, limit));
+    return drafts;
+  }
+  bool free_to_ask() const override { return free_; }
+
+ private:
+  eov_draft_fn draft_;
+  void* user_;
+  bool free_;
+};
+
 struct eov_vocabulary {
   Vocabulary vocabulary;
 };
@@ -266,9 +284,11 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
                       ? std::vector<int64_t>(options->eos_ids, options->eos_ids + options->eos_count)
                       : program.model->eos_ids();
     PromptLookup lookup;
-    if (options->lookup && options->draft != nullptr)
-      return fail(EOV_GENERATION_INVALID_ARGUMENT, "choose prompt lookup or a draft program, not both");
+    if ((options->lookup != 0) + (options->draft != nullptr) + (options->drafter != nullptr) > 1)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "choose one drafter: prompt lookup, a draft program or your own");
     if (options->lookup) request.drafter = &lookup;
+    CallbackDrafter own(options->drafter, options->drafter_user, options->drafter_free_to_ask != 0);
+    if (options->drafter != nullptr) request.drafter = &own;
     if (options->draft != nullptr) {
       if (options->draft == &program) return fail(EOV_GENERATION_INVALID_ARGUMENT, "a program cannot draft for itself");
       if (options->draft->model->vocab() != program.model->vocab())

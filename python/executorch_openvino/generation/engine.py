@@ -28,6 +28,7 @@ _STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _int64_p, ctypes.c_size_
                          ctypes.c_size_t)
 _ON_TOKEN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
 _ON_TEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+_DRAFT = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, _int64_p, ctypes.c_size_t, ctypes.c_size_t, _int64_p)
 
 
 class _Options(ctypes.Structure):
@@ -35,7 +36,8 @@ class _Options(ctypes.Structure):
                 ("temperature", ctypes.c_double), ("top_k", ctypes.c_int64), ("top_p", ctypes.c_double),
                 ("repetition_penalty", ctypes.c_double), ("has_seed", ctypes.c_int), ("seed", ctypes.c_uint64),
                 ("eos_ids", _int64_p), ("eos_count", ctypes.c_size_t), ("lookup", ctypes.c_int),
-                ("draft", ctypes.c_void_p), ("max_draft", ctypes.c_size_t), ("vocabulary", ctypes.c_void_p),
+                ("draft", ctypes.c_void_p), ("max_draft", ctypes.c_size_t), ("drafter", _DRAFT),
+                ("drafter_user", ctypes.c_void_p), ("drafter_free_to_ask", ctypes.c_int), ("vocabulary", ctypes.c_void_p),
                 ("stop", ctypes.POINTER(ctypes.c_char_p)), ("stop_count", ctypes.c_size_t),
                 ("constraint", ctypes.c_void_p), ("on_token", _ON_TOKEN), ("on_text", _ON_TEXT),
                 ("user", ctypes.c_void_p)]
@@ -323,13 +325,16 @@ class Conversation:
     def generate(self, conversation: Sequence[int], max_new_tokens: int = 128, *,
                  sampling: SamplingOptions = SamplingOptions(), eos_ids: Optional[Sequence[int]] = None,
                  lookup: bool = False, draft: Optional[Program] = None, max_draft: int = 5,
+                 drafter: Optional[Callable[[List[int], int], Sequence[int]]] = None, drafter_free_to_ask: bool = False,
                  vocabulary: Optional[Vocabulary] = None, stop: Sequence[str] = (), constraint=None,
                  on_token: Optional[Callable[[int], bool]] = None,
                  on_text: Optional[Callable[[str], bool]] = None) -> Result:
         """Continues with `conversation` (all its tokens so far), then up to max_new_tokens chosen.
         `on_token(id)` and `on_text(text)` (whole characters) see them as they come and return True
-        to stop. Raises GenerationValueError for input the engine refuses, GenerationError when the
-        program fails; an exception of a callback is raised as it was."""
+        to stop. Speculative decoding drafts by prompt `lookup`, a `draft` program, or `drafter(history,
+        limit)`, one of your own (`drafter_free_to_ask`: asking it costs about nothing, so it is probed
+        at every plain step, as lookup is). Raises GenerationValueError for input the engine refuses,
+        GenerationError when the program fails; an exception of a callback is raised as it was."""
         lib = self.program._lib
         if max_new_tokens < 0:
             raise GenerationValueError(f"max_new_tokens must be 0 or more, not {max_new_tokens}")
@@ -366,6 +371,20 @@ class Conversation:
         result = Result()
         pieces: List[str] = []
         raised: List[BaseException] = []
+
+        def drafted(_user, history, count, limit, out):
+            try:
+                proposal = list(drafter([history[i] for i in range(count)], int(limit)))[:limit]
+                for i, token in enumerate(proposal):
+                    out[i] = int(token)
+                return len(proposal)
+            except BaseException as caught:  # noqa: BLE001
+                raised.append(caught)
+                return 0
+
+        if drafter is not None:
+            options.drafter, options.drafter_free_to_ask = _DRAFT(drafted), int(drafter_free_to_ask)
+            keep.append(options.drafter)
 
         def token_seen(_user, token):
             try:
