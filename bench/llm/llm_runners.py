@@ -19,24 +19,14 @@ from peers import decoding, genai, llamacpp
 
 
 class EtRunner:
-    """A .pte through executorch.runtime; a program of its own per runner (load_method hands back the
-    same method for the same program). Ours is loaded with its caches grown (as exported) or paged,
-    named either way (paged is the default since 2026-12-06)."""
+    """XNNPACK's .pte through executorch.runtime, its greedy steps by the engine over the method (a
+    program of its own per runner: load_method hands back the same method for the same program)."""
 
-    def __init__(self, path: Path, attention: Optional[str] = None, cache_dir: Optional[Path] = None):
+    def __init__(self, path: Path):
+        from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (XNNPACK's program's kernels)
         from executorch.runtime import Runtime
 
-        if attention is None:
-            from executorch.extension.llm.custom_ops import custom_ops  # noqa: F401  (XNNPACK's program's kernels)
-
-            self.method = Runtime.get().load_program(path).load_method("forward")
-            return
-        import executorch_openvino
-
-        # The option is read when the method loads (its model compiles), so one process holds both forms.
-        options = {"cache_dir": str(cache_dir)} if cache_dir is not None else {}
-        with executorch_openvino.using_options(attention=attention, **options):
-            self.method = Runtime.get().load_program(path).load_method("forward")
+        self.method = Runtime.get().load_program(path).load_method("forward")
 
     def _call(self, tokens: List[int], position: int) -> torch.Tensor:
         out = self.method.execute([torch.tensor([tokens], dtype=torch.long), torch.tensor([position])])[0]
@@ -46,6 +36,32 @@ class EtRunner:
         return decoding.greedy(self._call, prompt, steps, keep_logits)
 
 
+class EngineRunner:
+    """Ours through the generation engine, as every front runs it (Program.load under the variant's
+    options; a new conversation each time, fed from position 0). The logits each token was chosen from
+    come from the engine's observer when kept."""
+
+    def __init__(self, path: Path, attention: str, cache_dir: Optional[Path] = None):
+        import executorch_openvino
+        from executorch_openvino.generation import Program
+
+        options = {"cache_dir": str(cache_dir)} if cache_dir is not None else {}
+        with executorch_openvino.using_options(attention=attention, **options):
+            self.program = Program.load(path)
+
+    def conversation(self, prompt: List[int], steps: int, keep_logits: bool = False) -> decoding.Conversation:
+        import numpy as np
+
+        from executorch_openvino.generation import Conversation
+
+        rows = []
+        done = Conversation(self.program).generate(list(prompt), steps + 1, eos_ids=[],
+                                                   on_logits=rows.append if keep_logits else None)
+        stats = done.statistics
+        return decoding.Conversation(prefill_ms=stats.prefill_s * 1e3, decode_ms=stats.decode_s * 1e3, ids=done.tokens,
+                                     logits=torch.from_numpy(np.stack(rows)) if keep_logits else None)
+
+
 def make_runner(variant: str, fmt: str, work: Path):
     twin = {**llm_setup.PAGED_VARIANTS, **llm_setup.CACHED_VARIANTS}.get(variant, variant)
     artifact = work / f"{twin}-{fmt}.pte"
@@ -53,14 +69,14 @@ def make_runner(variant: str, fmt: str, work: Path):
         cache = llm_setup.cache_folder(variant, fmt, work)
         if twin in llm_setup.GENAI_VARIANTS:
             return genai.GenaiRunner(work / f"ov-{fmt}", {"CACHE_DIR": str(cache)})
-        return EtRunner(artifact, "grown", cache_dir=cache)
+        return EngineRunner(artifact, "grown", cache_dir=cache)
     if variant in llm_setup.GENAI_VARIANTS:
         return genai.GenaiRunner(work / f"ov-{fmt}", llm_setup.GENAI_VARIANTS[variant])
     if variant == llm_setup.LLAMACPP:
         kind = llm_setup.LLAMACPP_TYPES[fmt]
         return llamacpp.Runner(work / ("llamacpp-fp32.gguf" if kind is None else f"llamacpp-fp32-{kind}.gguf"))
     if variant in llm_setup.OURS_VARIANTS:
-        return EtRunner(artifact, "paged" if variant in llm_setup.PAGED_VARIANTS else "grown")
+        return EngineRunner(artifact, "paged" if variant in llm_setup.PAGED_VARIANTS else "grown")
     return EtRunner(artifact)
 
 

@@ -86,6 +86,9 @@ EOV_GENERATION_API void eov_constraint_free(eov_constraint* constraint);
 // non-zero to stop.
 typedef int (*eov_token_fn)(void* user, int64_t token);
 typedef int (*eov_text_fn)(void* user, const char* text, size_t length);
+// Called with the logits each chosen token was chosen from (the program's row, before any filter or
+// mask; valid during the call only); return non-zero to stop.
+typedef int (*eov_logits_fn)(void* user, const float* logits, size_t vocab);
 
 // A drafter of the application's own: up to `limit` tokens likely to follow `history` (its `count`
 // tokens) into `drafts`; returns how many.
@@ -115,6 +118,7 @@ typedef struct eov_generation_options {
   eov_token_fn on_token;
   eov_text_fn on_text;
   void* user;
+  eov_logits_fn on_logits;
 } eov_generation_options;
 
 EOV_GENERATION_API void eov_generation_options_init(eov_generation_options* options);

@@ -318,6 +318,11 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
         return options->on_text(options->user, text.data(), text.size()) != 0;
       };
     }
+    if (options->on_logits != nullptr) {
+      request.on_logits = [options](const float* row, size_t vocab) {
+        return options->on_logits(options->user, row, vocab) != 0;
+      };
+    }
     auto done = conversation->conversation.generate(std::vector<int64_t>(tokens, tokens + count), request);
     if (!done) return fail(done.failure());
     if (result != nullptr) {

@@ -83,11 +83,13 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
     return result;
   }
 
+  bool observer_stopped = false;  // on_logits said stop: the token chosen from that row is the last
   // Chooses from one row, among what the constraint allows now.
   auto choose = [&](const float* row, const std::vector<int64_t>& history) -> Outcome<int64_t> {
     if (constraint != nullptr) {
       if (Status masked = constraint->allowed(allowed); !masked) return masked.failure();
     }
+    if (request.on_logits && request.on_logits(row, vocab)) observer_stopped = true;
     auto token = sampler.next_token(row, vocab, history, constraint != nullptr ? &allowed : nullptr);
     if (!token) return Failure{token.failure().kind, "choosing the token at position " + std::to_string(history.size()) +
                                                          ": " + token.failure().message};
@@ -108,6 +110,7 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
     result.tokens.push_back(token);
     conversation.push_back(token);
     if (request.on_token && request.on_token(token)) ended = "callback";
+    if (observer_stopped) ended = "callback";
     if (text) {
       bool stopped = false;
       std::string piece = text->push(token, stopped);

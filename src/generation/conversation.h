@@ -42,6 +42,7 @@ struct GenerationRequest {
   TokenConstraint* constraint = nullptr;   // started again by each generation
   std::function<bool(int64_t)> on_token;   // true: stop
   std::function<bool(const std::string&)> on_text;  // whole UTF-8 characters; true: stop
+  std::function<bool(const float*, size_t)> on_logits;  // each chosen token's row of logits; true: stop
 };
 
 struct GenerationResult {

@@ -28,6 +28,7 @@ _STEP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _int64_p, ctypes.c_size_
                          ctypes.c_size_t)
 _ON_TOKEN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int64)
 _ON_TEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_char), ctypes.c_size_t)
+_ON_LOGITS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t)
 _DRAFT = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, _int64_p, ctypes.c_size_t, ctypes.c_size_t, _int64_p)
 
 
@@ -40,7 +41,7 @@ class _Options(ctypes.Structure):
                 ("drafter_user", ctypes.c_void_p), ("drafter_free_to_ask", ctypes.c_int), ("vocabulary", ctypes.c_void_p),
                 ("stop", ctypes.POINTER(ctypes.c_char_p)), ("stop_count", ctypes.c_size_t),
                 ("constraint", ctypes.c_void_p), ("on_token", _ON_TOKEN), ("on_text", _ON_TEXT),
-                ("user", ctypes.c_void_p)]
+                ("user", ctypes.c_void_p), ("on_logits", _ON_LOGITS)]
 
 
 class _Result(ctypes.Structure):
@@ -328,10 +329,12 @@ class Conversation:
                  drafter: Optional[Callable[[List[int], int], Sequence[int]]] = None, drafter_free_to_ask: bool = False,
                  vocabulary: Optional[Vocabulary] = None, stop: Sequence[str] = (), constraint=None,
                  on_token: Optional[Callable[[int], bool]] = None,
-                 on_text: Optional[Callable[[str], bool]] = None) -> Result:
+                 on_text: Optional[Callable[[str], bool]] = None,
+                 on_logits: Optional[Callable[[np.ndarray], bool]] = None) -> Result:
         """Continues with `conversation` (all its tokens so far), then up to max_new_tokens chosen.
         `on_token(id)` and `on_text(text)` (whole characters) see them as they come and return True
-        to stop. Speculative decoding drafts by prompt `lookup`, a `draft` program, or `drafter(history,
+        to stop; `on_logits(row)` sees a copy of the logits each token is chosen from (the program's,
+        before filters and masks). Speculative decoding drafts by prompt `lookup`, a `draft` program, or `drafter(history,
         limit)`, one of your own (`drafter_free_to_ask`: asking it costs about nothing, so it is probed
         at every plain step, as lookup is). Raises GenerationValueError for input the engine refuses,
         GenerationError when the program fails; an exception of a callback is raised as it was."""
@@ -403,7 +406,16 @@ class Conversation:
                 raised.append(caught)
                 return 1
 
+        def logits_seen(_user, row, vocab):
+            try:
+                return int(bool(on_logits(np.ctypeslib.as_array(row, shape=(vocab,)).copy())))
+            except BaseException as caught:  # noqa: BLE001
+                raised.append(caught)
+                return 1
+
         options.on_token = _ON_TOKEN(token_seen)
+        if on_logits is not None:
+            options.on_logits = _ON_LOGITS(logits_seen)
         if vocabulary is not None:
             options.on_text = _ON_TEXT(text_seen)
         given = _ids(conversation)
