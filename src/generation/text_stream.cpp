@@ -74,6 +74,9 @@ std::string valid_utf8(const std::string& bytes) {
 
 TextStream::TextStream(const Vocabulary& vocabulary, std::vector<std::string> stops)
     : vocabulary_(&vocabulary), stops_(std::move(stops)) {
+  // The text is valid UTF-8, so only a valid stop string can occur in it, and then only at character
+  // boundaries; an invalid one is made valid as the text is (the engine refuses them before).
+  for (std::string& stop : stops_) stop = valid_utf8(stop);
   stops_.erase(std::remove(stops_.begin(), stops_.end(), std::string()), stops_.end());
 }
 

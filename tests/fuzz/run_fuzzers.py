@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 FUZZERS = {
     "blob_parse_fuzzer": ["-max_len=16384"],
     "backend_init_fuzzer": ["-max_len=16384", f"-dict={HERE / 'ir_xml.dict'}"],
+    "text_stream_fuzzer": ["-max_len=4096"],
 }
 COMMON = ["-print_final_stats=1", "-timeout=60", "-rss_limit_mb=6144"]
 

@@ -24,10 +24,10 @@ TORCH_PIN = "torch==2.13.0"  # the CPU build on this machine (an unpinned torch 
 EXPECTED_NATIVE_FILES = {
     "executorch_openvino/lib/libexecutorch_openvino.so",
     "executorch_openvino/lib/libexecutorch_openvino_state.so",
+    "executorch_openvino/lib/libexecutorch_openvino_generation.so",
     "executorch_openvino/bin/executorch-openvino-run",
     "executorch_openvino/include/executorch_openvino/backend.h",
     "executorch_openvino/include/executorch_openvino/generation.h",
-    "executorch_openvino/include/executorch_openvino/sampling.h",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfig.cmake",
     "executorch_openvino/share/cmake/executorch_openvino/executorch_openvinoConfigVersion.cmake",
 }
@@ -133,6 +133,10 @@ def test_the_cpp_example_builds_against_the_installed_packages_and_matches_eager
     got = np.fromfile(tmp_path / "out.bin", dtype=np.float32)
     expected = np.load(exported / "expected.npy").reshape(-1)
     assert np.abs(got - expected).max() <= 1e-4
+    # The generation example, linked to executorch_openvino::generation from the installed wheel, loads the
+    # engine and says why this program is not a language model's.
+    refused = run([build / "generate", exported / "model.pte", "--ids", "1 2 3"], env=clean_env())
+    assert refused.returncode == 1 and "is not a language model's method" in refused.stderr, refused.stderr
 
 
 def test_the_runner_runs_the_same_program_and_matches(venv, exported, tmp_path):
