@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
   options.stop_count = stop_pointers.size();
   eov_conversation* conversation = nullptr;
   if (eov_conversation_new(program, &conversation) != 0) return failed("the conversation");
-  eov_generation_result result;
+  eov_generation_result result{};
+  result.struct_size = sizeof result;
   if (eov_conversation_generate(conversation, prompt.data(), prompt.size(), &options, &result) != 0) {
     if (!tokenizer.empty()) std::printf("\n");
     return failed("generating");

@@ -9,7 +9,8 @@
 //   eov_generation_options options;
 //   eov_generation_options_init(&options);
 //   options.max_new_tokens = 128;
-//   eov_conversation_generate(chat, prompt_ids, prompt_count, &options, NULL);
+//   eov_generation_result result = {sizeof result};   // C; in C++: result{}, then set struct_size
+//   eov_conversation_generate(chat, prompt_ids, prompt_count, &options, &result);
 //
 // Every function that can fail returns 0, or a non-zero code with the reason in
 // eov_generation_last_error() (the calling thread's, whole: the numbers, the option and its range).
@@ -121,10 +122,14 @@ typedef struct eov_generation_options {
   eov_logits_fn on_logits;
 } eov_generation_options;
 
-EOV_GENERATION_API void eov_generation_options_init(eov_generation_options* options);
+// The defaults, into the caller's struct of `size` bytes (the macro passes its sizeof): a library newer
+// than the header the caller was compiled with writes no more than that, and reads the fields it
+// added as their defaults.
+EOV_GENERATION_API void eov_generation_options_init_size(eov_generation_options* options, size_t size);
+#define eov_generation_options_init(options) eov_generation_options_init_size((options), sizeof *(options))
 
 typedef struct eov_generation_result {
-  size_t struct_size;
+  size_t struct_size;  // the caller's sizeof(eov_generation_result), set before the call
   size_t generated;      // tokens chosen (an end-of-sequence id not counted)
   size_t prompt_tokens;  // tokens fed before the first choice
   size_t reused_tokens;  // tokens of the request the model already held (not fed again)
@@ -132,6 +137,7 @@ typedef struct eov_generation_result {
   size_t drafted, accepted;
   double prefill_seconds, decode_seconds;
   char stopped_by[16];  // "length", "eos", "context", "stop", "callback", "cancelled", "constraint"
+  double first_token_seconds;  // from the call to the first token chosen (the prompt's feeding included)
 } eov_generation_result;
 
 // A conversation on a program: the tokens its caches hold. One conversation runs on a program at a
@@ -141,7 +147,8 @@ EOV_GENERATION_API void eov_conversation_free(eov_conversation* conversation);
 // Continues with `tokens`, the whole conversation so far (the held tokens and what follows them, a
 // new prompt or the next turn): the model keeps the longest part it already holds and is fed the
 // rest (going back, editing a turn and reusing a prefix are all this). Then generates as `options`
-// say. `result` may be NULL.
+// say. `result` may be NULL; else set its struct_size to sizeof(eov_generation_result) first (a
+// library newer than the caller's header fills no more than that).
 EOV_GENERATION_API int eov_conversation_generate(eov_conversation* conversation, const int64_t* tokens,
                                                  size_t count, const eov_generation_options* options,
                                                  eov_generation_result* result);

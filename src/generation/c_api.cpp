@@ -3,6 +3,8 @@
 // exception crosses this boundary.
 #include "executorch_openvino/generation.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -233,14 +235,26 @@ int eov_constraint_new(const char* kind, const char* text, const char* tokenizer
 
 void eov_constraint_free(eov_constraint* constraint) { delete constraint; }
 
-void eov_generation_options_init(eov_generation_options* options) {
-  if (options == nullptr) return;
-  std::memset(options, 0, sizeof *options);
-  options->struct_size = sizeof *options;
-  options->max_new_tokens = 128;
-  options->top_p = 1.0;
-  options->repetition_penalty = 1.0;
-  options->max_draft = 5;
+namespace {
+
+eov_generation_options default_options() {
+  eov_generation_options options;
+  std::memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.max_new_tokens = 128;
+  options.top_p = 1.0;
+  options.repetition_penalty = 1.0;
+  options.max_draft = 5;
+  return options;
+}
+
+}  // namespace
+
+void eov_generation_options_init_size(eov_generation_options* options, size_t size) {
+  if (options == nullptr || size < sizeof options->struct_size) return;
+  const eov_generation_options defaults = default_options();
+  std::memcpy(options, &defaults, std::min(size, sizeof defaults));
+  options->struct_size = std::min(size, sizeof defaults);
 }
 
 int eov_conversation_new(eov_program* program, eov_conversation** out) {
@@ -260,14 +274,26 @@ void eov_conversation_free(eov_conversation* conversation) {
 }
 
 int eov_conversation_generate(eov_conversation* conversation, const int64_t* tokens, size_t count,
-                              const eov_generation_options* options, eov_generation_result* result) {
+                              const eov_generation_options* given_options, eov_generation_result* result) {
   return guarded([&] {
-    if (conversation == nullptr || options == nullptr || (count > 0 && tokens == nullptr))
+    if (conversation == nullptr || given_options == nullptr || (count > 0 && tokens == nullptr))
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation, tokens or options given");
-    if (options->struct_size != sizeof(eov_generation_options))
+    // A caller compiled against an older header has a shorter struct: its fields, then the defaults.
+    if (given_options->struct_size < offsetof(eov_generation_options, on_text) ||
+        given_options->struct_size > sizeof(eov_generation_options))
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "eov_generation_options of another version (struct_size " +
-                                                       std::to_string(options->struct_size) + ", expected " +
-                                                       std::to_string(sizeof(eov_generation_options)) + ")");
+                                                       std::to_string(given_options->struct_size) + ", this library's " +
+                                                       std::to_string(sizeof(eov_generation_options)) +
+                                                       "): initialise it with eov_generation_options_init");
+    if (result != nullptr && (result->struct_size <= sizeof result->struct_size ||
+                              result->struct_size > sizeof(eov_generation_result)))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "eov_generation_result.struct_size is " +
+                                                       std::to_string(result->struct_size) +
+                                                       ": set it to sizeof(eov_generation_result) (at most " +
+                                                       std::to_string(sizeof(eov_generation_result)) + ")");
+    eov_generation_options full = default_options();
+    std::memcpy(&full, given_options, given_options->struct_size);
+    const eov_generation_options* options = &full;
     eov_program& program = *conversation->program;
     if (program.resident != conversation) {  // another conversation ran on the program since
       conversation->conversation.reset();
@@ -326,17 +352,21 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
     auto done = conversation->conversation.generate(std::vector<int64_t>(tokens, tokens + count), request);
     if (!done) return fail(done.failure());
     if (result != nullptr) {
-      std::memset(result, 0, sizeof *result);
-      result->struct_size = sizeof *result;
-      result->generated = done->tokens.size();
-      result->prompt_tokens = done->prompt_tokens;
-      result->reused_tokens = done->reused_tokens;
-      result->calls = done->calls;
-      result->drafted = done->drafted;
-      result->accepted = done->accepted;
-      result->prefill_seconds = done->prefill_seconds;
-      result->decode_seconds = done->decode_seconds;
-      std::strncpy(result->stopped_by, done->stopped_by.c_str(), sizeof result->stopped_by - 1);
+      eov_generation_result full;
+      std::memset(&full, 0, sizeof full);
+      full.generated = done->tokens.size();
+      full.prompt_tokens = done->prompt_tokens;
+      full.reused_tokens = done->reused_tokens;
+      full.calls = done->calls;
+      full.drafted = done->drafted;
+      full.accepted = done->accepted;
+      full.prefill_seconds = done->prefill_seconds;
+      full.decode_seconds = done->decode_seconds;
+      full.first_token_seconds = done->first_token_seconds;
+      std::strncpy(full.stopped_by, done->stopped_by.c_str(), sizeof full.stopped_by - 1);
+      const size_t size = std::min(result->struct_size, sizeof full);
+      full.struct_size = size;
+      std::memcpy(result, &full, size);
     }
     return 0;
   });

@@ -134,6 +134,7 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
 
   auto first = choose(row_of(model, logits, logits.rows - 1), conversation);
   if (!first) return first.failure();
+  result.first_token_seconds = seconds_since(began);
   int64_t token = *first;
   if (Status taken = take(token, false); !taken) return taken.failure();
   std::optional<DraftSchedule> schedule;

@@ -52,6 +52,7 @@ struct GenerationResult {
   size_t reused_tokens = 0;     // of the conversation given, already held by the model
   size_t calls = 0, drafted = 0, accepted = 0;
   double prefill_seconds = 0, decode_seconds = 0;
+  double first_token_seconds = 0;  // from the call to the first token chosen
 };
 
 class Conversation {

@@ -20,8 +20,11 @@ def run_text_runner(folder, prompt, data=None, **config):
     return "".join(pieces), stats[0]
 
 
-def eager_text(model, tokenizer, prompt_ids, new_tokens):
+def eager_text(model, tokenizer, prompt_ids, new_tokens, special_tokens: bool = True):
+    """Eager PyTorch's greedy text: with the special tokens' text, as ExecuTorch's runner prints it, or
+    without (`special_tokens=False`), as the generation engine prints it (and transformers' decode with
+    skip_special_tokens)."""
     ids, _ = Conversation(eager_step(model)).generate(prompt_ids, new_tokens)
-    if EOS in ids:  # the runner stops at the end-of-sequence token and does not print it
+    if EOS in ids:  # both stop at the end-of-sequence token and do not print it
         ids = ids[: ids.index(EOS)]
-    return tokenizer.decode(ids, skip_special_tokens=False)  # the runner prints special tokens too
+    return tokenizer.decode(ids, skip_special_tokens=not special_tokens)

@@ -140,6 +140,7 @@ def _generate_with_loop(args) -> int:
     prompt_ms, decode_ms = stats.prefill_s * 1000, stats.decode_s * 1000
     decoded = max(stats.generated - 1, 0)
     say(f"prompt: {stats.prompt_tokens} tokens in {prompt_ms:.0f} ms ({_rate(stats.prompt_tokens, prompt_ms)})")
+    say(f"time to first token: {stats.first_token_s * 1000:.0f} ms")
     say(f"generated: {stats.generated} tokens, {decoded} after the first in {decode_ms:.0f} ms "
         f"({_rate(decoded, decode_ms)}); stopped by {done.result.stopped_by}")
     if stats.drafted:

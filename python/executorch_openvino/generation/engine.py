@@ -48,7 +48,8 @@ class _Result(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("generated", ctypes.c_size_t),
                 ("prompt_tokens", ctypes.c_size_t), ("reused_tokens", ctypes.c_size_t), ("calls", ctypes.c_size_t),
                 ("drafted", ctypes.c_size_t), ("accepted", ctypes.c_size_t), ("prefill_seconds", ctypes.c_double),
-                ("decode_seconds", ctypes.c_double), ("stopped_by", ctypes.c_char * 16)]
+                ("decode_seconds", ctypes.c_double), ("stopped_by", ctypes.c_char * 16),
+                ("first_token_seconds", ctypes.c_double)]
 
 
 class GenerationError(RuntimeError):
@@ -98,7 +99,7 @@ def _declare(lib: ctypes.CDLL) -> None:
             ("eov_vocabulary_from_tokenizer", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, c], ctypes.c_int),
             ("eov_vocabulary_free", [p], None),
             ("eov_constraint_free", [p], None),
-            ("eov_generation_options_init", [ctypes.POINTER(_Options)], None),
+            ("eov_generation_options_init_size", [ctypes.POINTER(_Options), ctypes.c_size_t], None),
             ("eov_conversation_new", [p, c], ctypes.c_int),
             ("eov_conversation_free", [p], None),
             ("eov_conversation_generate", [p, _int64_p, ctypes.c_size_t, ctypes.POINTER(_Options),
@@ -150,6 +151,7 @@ class Statistics:
     generated: int = 0
     prefill_s: float = 0.0
     decode_s: float = 0.0
+    first_token_s: float = 0.0  # from the call to the first token chosen
     calls: int = 0  # decode calls of the model (fewer than tokens when drafts are accepted)
     drafted: int = 0
     accepted: int = 0
@@ -342,7 +344,7 @@ class Conversation:
         if max_new_tokens < 0:
             raise GenerationValueError(f"max_new_tokens must be 0 or more, not {max_new_tokens}")
         options = _Options()
-        lib.eov_generation_options_init(ctypes.byref(options))
+        lib.eov_generation_options_init_size(ctypes.byref(options), ctypes.sizeof(options))
         options.max_new_tokens = max_new_tokens
         if isinstance(sampling.top_k, bool) or int(sampling.top_k) != sampling.top_k:
             raise GenerationValueError(f"top_k must be a whole number, 0 (off) or more, not {sampling.top_k!r}")
@@ -420,6 +422,7 @@ class Conversation:
             options.on_text = _ON_TEXT(text_seen)
         given = _ids(conversation)
         done = _Result()
+        done.struct_size = ctypes.sizeof(done)
         code = lib.eov_conversation_generate(self._handle, given, len(conversation), ctypes.byref(options),
                                              ctypes.byref(done))
         if raised:
@@ -432,7 +435,8 @@ class Conversation:
         result.text = "".join(pieces)
         result.statistics = Statistics(prompt_tokens=done.prompt_tokens, reused_tokens=done.reused_tokens,
                                        generated=done.generated, prefill_s=done.prefill_seconds,
-                                       decode_s=done.decode_seconds, calls=done.calls, drafted=done.drafted,
+                                       decode_s=done.decode_seconds, first_token_s=done.first_token_seconds,
+                                       calls=done.calls, drafted=done.drafted,
                                        accepted=done.accepted)
         return result
 

@@ -118,7 +118,8 @@ TEST_F(GenerationTest, PlainGreedyEqualsEager) {
   std::vector<int64_t> ids;
   options.on_token = collect;
   options.user = &ids;
-  eov_generation_result result;
+  eov_generation_result result{};
+  result.struct_size = sizeof result;
   ASSERT_EQ(eov_conversation_generate(c.conversation, prompt_.data(), prompt_.size(), &options, &result), 0)
       << eov_generation_last_error();
   EXPECT_EQ(ids, expected_);

@@ -215,3 +215,7 @@ def test_docs_export_gives_bos_eos_and_lookup_needs_full_logits(export_of, tmp_p
     done = _generate(full, "--lookup")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "speculative: " in done.stdout, done.stdout
+    # Speculative decoding gives greedy decoding's text: eager's after the BOS the metadata names (the
+    # engine prints no special tokens).
+    text = done.stdout[: done.stdout.index("\nprompt: ")]
+    assert text == eager_text(model, tokenizer, [BOS] + tokenizer.encode(PROMPT).ids, NEW_TOKENS, special_tokens=False)
