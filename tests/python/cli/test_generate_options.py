@@ -165,13 +165,15 @@ def test_a_draft_program_that_agrees_has_drafts_accepted_and_prints_greedy_text(
 
 def test_a_stop_string_that_never_occurs_changes_nothing(files):
     """The issue's report: `--stop` with a string that never occurs changed the greedy text (the two
-    paths put different tokens before the prompt). Fails when a stop string holds back text it never
-    releases, or when the stop path lays the prompt out differently."""
+    paths put different tokens before the prompt). Here the stop string begins with the text's last
+    character, so that character is held back as a possible start of it until the end: fails when
+    held text is not released at the end (tried: finish() dropping what release() held)."""
     _, _, folder = files
     plain = _run(folder)
-    stopped = _run(folder, "--stop", "\u2603 never")
-    assert _text(stopped) == _text(plain)
-    assert "stopped by length" in stopped.stdout or "stopped by eos" in stopped.stdout
+    text = _text(plain)
+    stopped = _run(folder, "--stop", text[-1] + "\u2603 never")
+    assert _text(stopped) == text
+    assert "stopped by stop" not in stopped.stdout
 
 
 def test_a_temperature_above_one_samples(files):
