@@ -4,7 +4,7 @@
 namespace executorch_openvino::generation {
 
 Outcome<Logits> CallbackModel::step(const std::vector<int64_t>& tokens, int64_t position) {
-  logits_.assign(tokens.size() * vocab_, 0.0f);
+  logits_.resize(tokens.size() * vocab_);  // the callback writes the rows it returns
   size_t rows = 0;
   char error[1024] = "";
   if (step_(user_, tokens.data(), tokens.size(), position, logits_.data(), &rows, error, sizeof error) != 0) {

@@ -1,6 +1,8 @@
 // Drafts and their schedule (drafting.h).
 #include "generation/drafting.h"
 
+#include "generation/conversation.h"
+
 #include <algorithm>
 
 namespace executorch_openvino::generation {
@@ -34,30 +36,22 @@ void PromptLookup::continuation(const std::vector<int64_t>& history, std::vector
   }
 }
 
+DraftModel::DraftModel(LanguageModel& model) : model_(&model), conversation_(std::make_unique<Conversation>(model)) {}
+
+DraftModel::~DraftModel() = default;
+
+void DraftModel::forget() { conversation_->reset(); }
+
 std::vector<int64_t> DraftModel::draft(const std::vector<int64_t>& history, size_t limit) {
   if (limit == 0 || history.empty() || static_cast<int64_t>(history.size() + limit) > model_->context()) return {};
-  size_t common = 0;
-  while (common < fed_.size() && common < history.size() && fed_[common] == history[common]) ++common;
-  if (common == history.size()) --common;  // a call needs one token at least
-  auto logits = feed(*model_, {history.begin() + static_cast<std::ptrdiff_t>(common), history.end()},
-                     static_cast<int64_t>(common));
-  if (!logits) {
-    fed_.clear();
+  GenerationRequest request;  // greedy, no end id
+  request.max_new_tokens = limit;
+  auto drafted = conversation_->generate(history, request);
+  if (!drafted) {
+    forget();  // what its caches hold is unknown after a failed call
     return {};
   }
-  fed_ = history;
-  const size_t vocab = model_->vocab();
-  auto best = [vocab](const float* row) {
-    return static_cast<int64_t>(std::max_element(row, row + vocab) - row);  // the first of equal maxima
-  };
-  std::vector<int64_t> drafts{best(row_of(*model_, *logits, logits->rows - 1))};
-  while (drafts.size() < limit) {
-    auto next = model_->step({drafts.back()}, static_cast<int64_t>(fed_.size()));
-    if (!next) break;
-    fed_.push_back(drafts.back());
-    drafts.push_back(best(row_of(*model_, *next, next->rows - 1)));
-  }
-  return drafts;
+  return drafted->tokens;
 }
 
 std::vector<int64_t> DraftSchedule::drafts(const std::vector<int64_t>& conversation, size_t span, size_t& proposed) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "generation/language_model.h"
@@ -36,17 +37,20 @@ class PromptLookup : public Drafter {
   size_t max_ngram_;
 };
 
-// A smaller program with the same vocabulary drafts greedily; it keeps its own conversation and goes
-// back where the target rejected its drafts.
+class Conversation;
+
+// A smaller program with the same vocabulary drafts greedily: a conversation of its own on it (the
+// engine's, so it feeds only what it does not hold and goes back where the target rejected drafts).
 class DraftModel : public Drafter {
  public:
-  explicit DraftModel(LanguageModel& model) : model_(&model) {}
+  explicit DraftModel(LanguageModel& model);
+  ~DraftModel() override;
   std::vector<int64_t> draft(const std::vector<int64_t>& history, size_t limit) override;
-  void forget() override { fed_.clear(); }
+  void forget() override;
 
  private:
   LanguageModel* model_;
-  std::vector<int64_t> fed_;  // what its caches hold
+  std::unique_ptr<Conversation> conversation_;
 };
 
 // When speculative decoding drafts and how many tokens a call carries. Drafts are fed at one width,
