@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -102,6 +103,35 @@ class GenerationTest : public ::testing::Test {
   std::vector<int64_t> prompt_ = read_ids("prompt.txt");
   std::vector<int64_t> expected_ = read_ids("expected.txt");
 };
+
+// A caller compiled against an older, shorter header: the library initialises and fills no more
+// than the caller's struct_size (guard bytes after it stay as they were), reads the missing options
+// as their defaults, and refuses a struct_size it cannot have come from. Fails on a library that
+// writes sizeof of its own structs (tried: init and the result's copy by sizeof overwrite the guard).
+TEST_F(GenerationTest, AnOlderCallersShorterStructsAreReadAndFilledToTheirSize) {
+  CProgram c("target.pte");
+  ASSERT_NE(c.conversation, nullptr);
+  constexpr unsigned char kGuard = 0xA5;
+  const size_t options_size = offsetof(eov_generation_options, on_logits);  // before the newest field
+  std::vector<unsigned char> options_bytes(sizeof(eov_generation_options) + 64, kGuard);
+  auto* options = reinterpret_cast<eov_generation_options*>(options_bytes.data());
+  eov_generation_options_init_size(options, options_size);
+  for (size_t i = options_size; i < options_bytes.size(); ++i) ASSERT_EQ(options_bytes[i], kGuard) << i;
+  EXPECT_EQ(options->struct_size, options_size);
+  options->max_new_tokens = 4;
+  const size_t result_size = offsetof(eov_generation_result, first_token_seconds);
+  std::vector<unsigned char> result_bytes(sizeof(eov_generation_result) + 64, kGuard);
+  auto* result = reinterpret_cast<eov_generation_result*>(result_bytes.data());
+  result->struct_size = result_size;
+  ASSERT_EQ(eov_conversation_generate(c.conversation, prompt_.data(), prompt_.size(), options, result), 0)
+      << eov_generation_last_error();
+  EXPECT_EQ(result->generated, 4u);
+  for (size_t i = result_size; i < result_bytes.size(); ++i) ASSERT_EQ(result_bytes[i], kGuard) << i;
+  result->struct_size = 0;
+  EXPECT_EQ(eov_conversation_generate(c.conversation, prompt_.data(), prompt_.size(), options, result),
+            EOV_GENERATION_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(eov_generation_last_error()).find("struct_size"), std::string::npos);
+}
 
 // What an application does (eov_program_load, eov_conversation_generate): greedy ids equal eager
 // PyTorch's, one decode call a token after the prompt's.
