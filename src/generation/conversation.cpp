@@ -157,20 +157,29 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
     size_t accepted = 0;
     std::optional<int64_t> differing;
     if (!drafts.empty()) {
-      std::vector<int64_t> seen = conversation;
+      // Each draft is chosen after the ones before it: they join the conversation while they are
+      // checked, and leave it again before take() appends the kept ones.
+      const size_t before = conversation.size();
       // Up to the constraint's end: nothing may follow it, not even a draft to compare.
       while (accepted < drafts.size() && (constraint == nullptr || !constraint->stopped())) {
-        auto choice = choose(row_of(model, *out, accepted), seen);
-        if (!choice) return choice.failure();
+        auto choice = choose(row_of(model, *out, accepted), conversation);
+        if (!choice) {
+          conversation.resize(before);
+          return choice.failure();
+        }
         if (*choice != drafts[accepted]) {
           differing = *choice;
           break;
         }
         if (constraint != nullptr) {
-          if (Status taken = constraint->accept(drafts[accepted]); !taken) return taken.failure();
+          if (Status taken = constraint->accept(drafts[accepted]); !taken) {
+            conversation.resize(before);
+            return taken.failure();
+          }
         }
-        seen.push_back(drafts[accepted++]);
+        conversation.push_back(drafts[accepted++]);
       }
+      conversation.resize(before);
       result.drafted += proposed;
       result.accepted += std::min(accepted, proposed);
       schedule->kept(proposed, accepted);
