@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 struct HelperLibrary::Functions {
   decltype(&eov_state_abi_version) abi_version;
   decltype(&eov_state_reset) reset;
+  decltype(&eov_state_reset_prefix) reset_prefix;
   decltype(&eov_state_truncate) truncate;
   decltype(&eov_state_read_int) read_int;
   decltype(&eov_state_snapshot_take) snapshot_take;
@@ -76,6 +77,7 @@ Outcome<std::unique_ptr<HelperLibrary>> HelperLibrary::open(const fs::path& path
   };
   find(functions->abi_version, "eov_state_abi_version");
   find(functions->reset, "eov_state_reset");
+  find(functions->reset_prefix, "eov_state_reset_prefix");
   find(functions->truncate, "eov_state_truncate");
   find(functions->read_int, "eov_state_read_int");
   find(functions->snapshot_take, "eov_state_snapshot_take");
@@ -97,6 +99,11 @@ Status HelperLibrary::reset(ov_infer_request* request, const std::vector<std::st
   std::array<char, kErrorSize> error{};
   const std::vector<const char*> pointers = c_names(names);
   return status_of(functions_->reset(abi(request), pointers.data(), pointers.size(), error.data(), error.size()), error);
+}
+
+Status HelperLibrary::reset_prefix(ov_infer_request* request, const std::string& prefix) const {
+  std::array<char, kErrorSize> error{};
+  return status_of(functions_->reset_prefix(abi(request), prefix.c_str(), error.data(), error.size()), error);
 }
 
 Status HelperLibrary::truncate(ov_infer_request* request, const std::string& prefix, int axis, int64_t length) const {

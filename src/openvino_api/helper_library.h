@@ -42,6 +42,8 @@ class HelperLibrary {
 
   // Every variable when `names` is empty.
   Status reset(ov_infer_request* request, const std::vector<std::string>& names) const;
+  // Every variable whose name begins with `prefix`; none is an error.
+  Status reset_prefix(ov_infer_request* request, const std::string& prefix) const;
   // Cuts dimension `axis` of every variable whose name begins with `prefix` to `length`; none, or a
   // shorter one, refuses and changes nothing.
   Status truncate(ov_infer_request* request, const std::string& prefix, int axis, int64_t length) const;

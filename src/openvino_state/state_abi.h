@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 // The interface's version: the delegate refuses a helper of another.
-#define EOV_STATE_ABI_VERSION 2
+#define EOV_STATE_ABI_VERSION 3
 
 typedef struct ov_infer_request ov_infer_request_t;  // OpenVINO's C-API handles
 typedef struct ov_model ov_model_t;
@@ -34,6 +34,11 @@ EOV_STATE_API int eov_state_abi_version(void);
 // Resets the variables named (all of them when count is 0) to their initial values.
 EOV_STATE_API int eov_state_reset(ov_infer_request_t* request, const char* const* names, size_t count, char* error,
                     size_t error_size);
+
+// Resets every variable whose name begins with `prefix` (a decoder's cross-attention caches, whose
+// initializers then compute them anew from the encoder's states). None is an error.
+EOV_STATE_API int eov_state_reset_prefix(ov_infer_request_t* request, const char* prefix, char* error,
+                                         size_t error_size);
 
 // Cuts dimension `axis` of every variable whose name begins with `prefix` to `length` (rolls the
 // grown KV caches back to their first `length` positions). No such variable, or one shorter than

@@ -72,6 +72,15 @@ int select_states(ov::InferRequest& request, const char* const* names, size_t co
   return 0;
 }
 
+// The request's states whose names begin with `prefix`.
+std::vector<ov::VariableState> states_beginning(ov::InferRequest& request, const char* prefix) {
+  std::vector<ov::VariableState> chosen;
+  for (ov::VariableState& state : request.query_state()) {
+    if (state.get_name().rfind(prefix, 0) == 0) chosen.push_back(state);
+  }
+  return chosen;
+}
+
 }  // namespace
 
 extern "C" {
@@ -89,6 +98,18 @@ int eov_state_reset(ov_infer_request_t* request, const char* const* names, size_
   });
 }
 
+int eov_state_reset_prefix(ov_infer_request_t* request, const char* prefix, char* error, size_t error_size) {
+  if (request == nullptr || !request->object || prefix == nullptr) {
+    return fail("reset: no infer request", error, error_size);
+  }
+  return guarded("reset", error, error_size, [&] {
+    std::vector<ov::VariableState> chosen = states_beginning(*request->object, prefix);
+    if (chosen.empty()) return fail(std::string("no variable named '") + prefix + "...' in this model", error, error_size);
+    for (ov::VariableState& state : chosen) state.reset();
+    return 0;
+  });
+}
+
 int eov_state_truncate(ov_infer_request_t* request, const char* prefix, int axis, int64_t length, char* error,
                        size_t error_size) {
   if (request == nullptr || !request->object || prefix == nullptr) {
@@ -96,10 +117,7 @@ int eov_state_truncate(ov_infer_request_t* request, const char* prefix, int axis
   }
   if (length < 0) return fail("truncate: a negative length", error, error_size);
   return guarded("truncate", error, error_size, [&] {
-    std::vector<ov::VariableState> chosen;
-    for (ov::VariableState& state : request->object->query_state()) {
-      if (state.get_name().rfind(prefix, 0) == 0) chosen.push_back(state);
-    }
+    std::vector<ov::VariableState> chosen = states_beginning(*request->object, prefix);
     if (chosen.empty()) return fail(std::string("no variable named '") + prefix + "...' in this model", error, error_size);
     // Every value is read and checked first, so a refusal changes nothing.
     std::vector<ov::Tensor> values;

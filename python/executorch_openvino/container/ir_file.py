@@ -32,7 +32,7 @@ def _name_by_place(model, prefix: str) -> None:
     for index, op in enumerate(model.get_ordered_ops()):
         if _counters_name(op):  # nobody chose it
             op.set_friendly_name(f"{prefix}{op.get_type_name()}_{index}")
-        if op.get_type_name() == "If":  # its branches are models of their own (ir_passes/encoder_caches.py)
+        if op.get_type_name() == "If":  # its branches are models of their own (a model's own conditionals)
             for branch, body in (("then", op.get_then_body()), ("else", op.get_else_body())):
                 body.set_friendly_name(f"{op.get_friendly_name()}.{branch}")
                 _name_by_place(body, f"{op.get_friendly_name()}.{branch}.")

@@ -23,3 +23,9 @@ PAGED_CACHE_PREFIX = "executorch_openvino.paged/"
 PAGED_MASK_INPUT = "!executorch_openvino.causal_mask"
 PAGED_MASK_OUTPUT = "!executorch_openvino.computed_causal_mask"
 PAGED_TOKENS_INPUT = "!executorch_openvino.tokens"
+
+# A sequence-to-sequence decoder whose cross-attention caches are computed from the encoder's states
+# once (ir_passes/encoder_caches.py): their variables begin with this (the runtime resets them when a
+# call brings other states), and the input carrying the states.
+ENCODER_CACHE_PREFIX = "executorch_openvino.encoder/"
+ENCODER_STATES_INPUT = "!executorch_openvino.encoder_states"

@@ -23,6 +23,7 @@ namespace {
 
 // Named by the exporter (state_abi.h; "!" sorts first: OpenVINO reports a port's first name in sort order).
 constexpr const char* kCachePositionInput = EOV_CACHE_POSITION_INPUT;
+constexpr const char* kEncoderStatesInput = EOV_ENCODER_STATES_INPUT;
 
 }  // namespace
 
@@ -55,6 +56,10 @@ Outcome<PartitionHandle*> PartitionHandle::create(void* storage, openvino_api::R
     return conversation.failure();
   }
   handle->conversation_ = std::move(conversation).value();
+  if (handle->encoder_states_input_) {
+    const openvino_api::ProcessHelper& helper = openvino_api::process_helper(runtime);
+    handle->encoder_caches_ = std::make_unique<EncoderCaches>(helper.library, helper.why_not);
+  }
   if (handle->keeps_prefixes()) register_handle(handle);
   return handle;
 }
@@ -76,6 +81,7 @@ PartitionHandle::PartitionHandle(openvino_api::Runtime& runtime, std::shared_ptr
   if (arguments) inputs_.of_ir_input = std::move(arguments->of_ir_input);
   for (size_t i = 0; i < fed_inputs_; ++i) {
     if (compiled_->inputs[i].name == kCachePositionInput) inputs_.position = i;
+    if (compiled_->inputs[i].name == kEncoderStatesInput) encoder_states_input_ = i;
   }
   for (const openvino_api::PortInfo& port : compiled_->outputs) {
     output_is_dynamic_.push_back(!port.is_static());
@@ -150,6 +156,13 @@ Status PartitionHandle::execute(Span<EValue*> args, EventTracer* tracer) {
     if (Status renewed = renew_request(); !renewed.ok()) return renewed;
     all_bound = false;
   }
+  if (encoder_caches_ && args[*encoder_states_input_]->isTensor()) {
+    if (Status followed = encoder_caches_->before_call(args[*encoder_states_input_]->toTensor(),
+                                                       inputs_.number(*encoder_states_input_), request_.get());
+        !followed.ok()) {
+      return followed;
+    }
+  }
   // Steady state (ExecuTorch's memory plan hands over the same buffers every call): nothing to bind.
   if (!all_bound) {
     if (Status bound = bind_all(args); !bound.ok()) return bound;
@@ -162,7 +175,9 @@ Status PartitionHandle::execute(Span<EValue*> args, EventTracer* tracer) {
     }
   }
   const et_timestamp_t start = tracer != nullptr ? et_pal_current_ticks() : 0;
-  if (Status answered = conversation_->after_call(infer(tracer), request_.get()); !answered.ok()) return answered;
+  const Status inferred = infer(tracer);
+  if (encoder_caches_) encoder_caches_->after_call(inferred);
+  if (Status answered = conversation_->after_call(inferred, request_.get()); !answered.ok()) return answered;
   compiled_->weights.after_call();
   if (tracer != nullptr && compiled_->profiling) record_layers(tracer, start);
   return has_dynamic_outputs_ ? copy_dynamic_outputs(args) : ok_status();
@@ -185,6 +200,7 @@ Status PartitionHandle::renew_request() {
   for (TensorBinding& binding : output_bindings_) binding.reset();
   for (ScalarBinding& binding : scalar_bindings_) binding.reset();
   request_ = std::move(fresh).value();
+  if (encoder_caches_) encoder_caches_->bind();
   return conversation_->bind(request_.get());
 }
 
@@ -195,7 +211,10 @@ Status PartitionHandle::save_prefix(const std::string& name) {
 
 Status PartitionHandle::restore_prefix(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return conversation_->restore_prefix(name, request_.get());
+  Status restored = conversation_->restore_prefix(name, request_.get());
+  // The prefix's cross-attention caches were computed from states no copy here describes.
+  if (restored.ok() && encoder_caches_) encoder_caches_->forget();
+  return restored;
 }
 
 bool PartitionHandle::has_prefix(const std::string& name) {

@@ -18,6 +18,7 @@
 #include "common/outcome.h"
 #include "delegate/compiling/compiled_model.h"
 #include "delegate/conversation/conversation.h"
+#include "delegate/conversation/encoder_caches.h"
 #include "delegate/execution/scalar_binding.h"
 #include "delegate/execution/tensor_binding.h"
 #include "openvino_api/runtime.h"
@@ -78,6 +79,10 @@ class PartitionHandle {
   std::vector<executorch::runtime::EValue*> arranged_;  // a call's arguments as the IR takes them
   // Declared before the request, so it is destroyed after it: a paged model's caches are bound to it.
   std::unique_ptr<Conversation> conversation_;
+  // A decoder whose cross-attention caches are computed once from the encoder's states: the IR input
+  // carrying them, and what follows them (none for other programs).
+  std::optional<size_t> encoder_states_input_;
+  std::unique_ptr<EncoderCaches> encoder_caches_;
   openvino_api::InferRequestPtr request_;
   std::vector<TensorBinding> input_bindings_;
   std::vector<ScalarBinding> scalar_bindings_;  // per input; used by those a scalar feeds

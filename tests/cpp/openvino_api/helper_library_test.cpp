@@ -188,6 +188,19 @@ TEST_F(VariableStateTest, ResetStartsAgainAndAnUnknownNameIsRefused) {
   EXPECT_EQ(call(a.get(), {3}), (std::vector<float>{3}));
 }
 
+// Guards the reset by prefix the delegate gives an encoder's caches: a wrong prefix is refused and
+// changes nothing (fails when an empty match resets everything, as eov_state_reset's empty list does).
+TEST_F(VariableStateTest, AResetByPrefixStartsThoseVariablesAgainAndAnUnknownPrefixIsRefused) {
+  InferRequestPtr a = request();
+  call(a.get(), {1, 2});
+  Status refused = control_->reset_prefix(a.get(), "kache");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.failure().message.find("no variable named 'kache...'"), std::string::npos);
+  EXPECT_EQ(call(a.get(), {3}), (std::vector<float>{1, 2, 3}));
+  ASSERT_TRUE(control_->reset_prefix(a.get(), "ca").ok());
+  EXPECT_EQ(call(a.get(), {4}), (std::vector<float>{4}));
+}
+
 TEST_F(VariableStateTest, NoVariableOfThePrefixAndAFloatReadAsAnIntegerAreRefused) {
   InferRequestPtr a = request();
   call(a.get(), {1, 2});
