@@ -68,6 +68,7 @@ build: configure
 # Every stage runs even when an earlier one fails (-k), so one failure does not hide the others;
 # the exit status is still non-zero.
 test: build
+	@bash scripts/check_disk.sh
 	@$(MAKE) --no-print-directory -k test-cpp test-python test-windows test-packaging test-optimum test-asan test-fuzz
 
 test-cpp: build
