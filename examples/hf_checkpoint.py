@@ -3,7 +3,7 @@ optimum-executorch's openvino recipe without downloading anything (the README's 
 commands; any checkpoint folder of your own works the same way):
 
     python examples/hf_checkpoint.py llama my-llama       config, weights, generation config, tokenizer.json
-    python examples/hf_checkpoint.py whisper my-whisper   the same, Whisper's processor, and speech.wav (5 s)
+    python examples/hf_checkpoint.py whisper my-whisper   the same, Whisper's processor, and speech.wav (45 s)
 
 Random weights compute real models' operations at real shapes (Whisper's 30 s of audio, 80 mel bins),
 so exports, speed and equality with eager are what a trained checkpoint gives; the text is
@@ -20,21 +20,31 @@ import numpy as np
 import torch
 
 WORDS_SEED = 0
-WHISPER_SPECIALS = ["<|endoftext|>", "<|startoftranscript|>", "<|en|>", "<|transcribe|>", "<|notimestamps|>"]
+# Whisper's special tokens after its text tokens, in the real vocabulary's order: end, start, the
+# languages (three here), the tasks, ..., no-timestamps, then the timestamps <|0.00|> ... <|30.00|>
+# (transformers' timestamp rules take every id past no-timestamps for one).
+WHISPER_LANGUAGES = ["<|en|>", "<|fr|>", "<|de|>"]
+WHISPER_SPECIALS = (["<|endoftext|>", "<|startoftranscript|>", *WHISPER_LANGUAGES, "<|translate|>", "<|transcribe|>",
+                     "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"]
+                    + [f"<|{i * 0.02:.2f}|>" for i in range(1501)])
+WHISPER_TEXT_TOKENS = 512
 
 
-def _bpe(vocab_size: int, specials):
+def _bpe(vocab_size: int, specials, every_byte: bool = False):
     """A byte-level BPE of exactly `vocab_size` tokens (specials first) trained on made-up ASCII words:
-    every id a random model picks decodes to printable text."""
+    every id a random model picks decodes to printable text (`every_byte`: all 256 bytes are tokens,
+    as in Whisper's, and some ids are pieces of a character)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     rng = random.Random(WORDS_SEED)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 8))) for _ in range(8000)]
-    tokenizer = Tokenizer(models.BPE(unk_token=specials[0]))
+    tokenizer = Tokenizer(models.BPE(unk_token=specials[0] if specials else None))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.train_from_iterator([" ".join(rng.choice(words) for _ in range(100)) for _ in range(2000)],
-                                  trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials))
+                                  trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+                                                      if every_byte else []))
     if tokenizer.get_vocab_size() != vocab_size:
         raise SystemExit(f"the tokenizer came out with {tokenizer.get_vocab_size()} tokens, not {vocab_size}")
     return tokenizer
@@ -53,30 +63,55 @@ def save_llama(folder: Path) -> None:
     _bpe(vocab, ["<unk>", "<s>", "</s>"]).save(str(folder / "tokenizer.json"))
 
 
-def save_whisper(folder: Path) -> None:
-    """A Whisper of whisper-tiny's layout at width 64 (2 + 2 layers), 30 s windows of 80 mel bins, an
-    English-only vocabulary of 1024 tokens; and speech.wav: 5 s of a gliding tone in noise at 16 kHz."""
-    from transformers import (GenerationConfig, WhisperConfig, WhisperFeatureExtractor, WhisperForConditionalGeneration,
-                              WhisperProcessor, WhisperTokenizerFast)
+def whisper_model():
+    """A multilingual Whisper of whisper-tiny's layout at width 64 (2 + 2 layers), 30 s windows of 80
+    mel bins, WHISPER_TEXT_TOKENS text tokens then Whisper's special tokens, with the generation config
+    a real checkpoint has (languages, tasks, timestamps), so language and task tokens and timestamps
+    work as on openai/whisper-*. init_std above the default: see save_llama."""
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
 
-    vocab = 1024
-    tokenizer = _bpe(vocab, WHISPER_SPECIALS)
-    ids = {token: tokenizer.token_to_id(token) for token in WHISPER_SPECIALS}
-    # No suppressed tokens and no forced prompt: greedy decoding from <|startoftranscript|>, the way
-    # optimum's runtime decodes. init_std above the default: see save_llama.
-    config = WhisperConfig(vocab_size=vocab, num_mel_bins=80, d_model=64, encoder_layers=2, decoder_layers=2,
-                           encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=256,
-                           decoder_ffn_dim=256, max_source_positions=1500, max_target_positions=448,
-                           pad_token_id=ids["<|endoftext|>"], bos_token_id=ids["<|endoftext|>"],
-                           eos_token_id=ids["<|endoftext|>"], decoder_start_token_id=ids["<|startoftranscript|>"],
-                           suppress_tokens=None, begin_suppress_tokens=None, init_std=0.5)
+    ids = {token: WHISPER_TEXT_TOKENS + index for index, token in enumerate(WHISPER_SPECIALS)}
+    end = ids["<|endoftext|>"]
+    config = WhisperConfig(vocab_size=WHISPER_TEXT_TOKENS + len(WHISPER_SPECIALS), num_mel_bins=80, d_model=64,
+                           encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+                           encoder_ffn_dim=256, decoder_ffn_dim=256, max_source_positions=1500,
+                           max_target_positions=448, pad_token_id=end, bos_token_id=end, eos_token_id=end,
+                           decoder_start_token_id=ids["<|startoftranscript|>"], suppress_tokens=[],
+                           begin_suppress_tokens=[], init_std=0.5)
     model = WhisperForConditionalGeneration(config).eval()
-    model.generation_config = GenerationConfig.from_model_config(config)
-    model.save_pretrained(folder)
+    generation = model.generation_config
+    generation._from_model_config = False  # saved as the checkpoint's own generation config
+    generation.is_multilingual = True
+    generation.lang_to_id = {token: ids[token] for token in WHISPER_LANGUAGES}
+    generation.task_to_id = {"transcribe": ids["<|transcribe|>"], "translate": ids["<|translate|>"]}
+    generation.no_timestamps_token_id = ids["<|notimestamps|>"]
+    generation.prev_sot_token_id = ids["<|startofprev|>"]
+    generation.max_initial_timestamp_index = 50
+    generation.suppress_tokens, generation.begin_suppress_tokens = [], []
+    return model
+
+
+def save_whisper_processor(folder: Path) -> None:
+    """A byte-level BPE of WHISPER_TEXT_TOKENS text tokens, then WHISPER_SPECIALS, and the feature
+    extractor of 30-second windows."""
+    from tokenizers import AddedToken
+    from transformers import WhisperFeatureExtractor, WhisperProcessor, WhisperTokenizerFast
+
+    tokenizer = _bpe(WHISPER_TEXT_TOKENS, [], every_byte=True)  # every byte a token: no unknown one
+    tokenizer.add_special_tokens([AddedToken(token, special=True, normalized=False) for token in WHISPER_SPECIALS])
+    if tokenizer.get_vocab_size() != WHISPER_TEXT_TOKENS + len(WHISPER_SPECIALS):
+        raise SystemExit(f"the Whisper tokenizer came out with {tokenizer.get_vocab_size()} tokens")
     end = WHISPER_SPECIALS[0]
     text = WhisperTokenizerFast(tokenizer_object=tokenizer, unk_token=end, bos_token=end, eos_token=end, pad_token=end)
     WhisperProcessor(feature_extractor=WhisperFeatureExtractor(feature_size=80), tokenizer=text).save_pretrained(folder)
-    _write_tone(folder / "speech.wav", seconds=5.0, rate=16000)
+
+
+def save_whisper(folder: Path) -> None:
+    """whisper_model() and its processor; and speech.wav: 45 s of a gliding tone in noise at 16 kHz (two
+    windows)."""
+    whisper_model().save_pretrained(folder)
+    save_whisper_processor(folder)
+    _write_tone(folder / "speech.wav", seconds=45.0, rate=16000)
 
 
 def _write_tone(path: Path, seconds: float, rate: int) -> None:

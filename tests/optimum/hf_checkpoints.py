@@ -221,9 +221,29 @@ def _save_whisper_processor(folder: Path) -> None:
     WhisperProcessor(feature_extractor=audio, tokenizer=text).save_pretrained(folder)
 
 
-SEQ2SEQ_TASKS = {"whisper": "automatic-speech-recognition", "t5": "text2text-generation"}
-MODELS.update({"whisper": _whisper, "t5": _t5})
-SAVED_BESIDE: Dict[str, Callable[[Path], None]] = {"whisper": _save_whisper_processor}
+def _example():
+    """examples/hf_checkpoint.py, the checkpoints docs/hugging-face.md tells users to make."""
+    spec = importlib.util.spec_from_file_location("hf_checkpoint_example", REPO / "examples" / "hf_checkpoint.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _whisper_multilingual():
+    """The example's multilingual Whisper: the real vocabulary's layout (languages, tasks, timestamps)
+    and generation config, 30-second windows (test_speech_pipeline.py)."""
+    return _example().whisper_model()
+
+
+def _save_whisper_multilingual_processor(folder: Path) -> None:
+    _example().save_whisper_processor(folder)
+
+
+SEQ2SEQ_TASKS = {"whisper": "automatic-speech-recognition", "whisper_multilingual": "automatic-speech-recognition",
+                 "t5": "text2text-generation"}
+MODELS.update({"whisper": _whisper, "whisper_multilingual": _whisper_multilingual, "t5": _t5})
+SAVED_BESIDE: Dict[str, Callable[[Path], None]] = {"whisper": _save_whisper_processor,
+                                                   "whisper_multilingual": _save_whisper_multilingual_processor}
 
 
 def load_eager_seq2seq(folder: Path):

@@ -41,8 +41,8 @@ def test_the_readme_commands_export_and_run_a_llama_and_a_whisper(tmp_path):
     generated = next(out for command, out in outputs if "executorch-openvino generate" in command)
     assert int(re.search(r"generated: (\d+) tokens", generated).group(1)) > 0, generated
     transcribed = next(out for command, out in outputs if "executorch-openvino transcribe" in command)
-    tokens = int(re.search(r"(\d+) tokens from 5\.0 s of audio", transcribed).group(1))
-    # Random weights never pick the end token here: the transcript runs to the decoder's last
-    # position (max_target_positions 448, the start token first), not to optimum's cache of 1024.
-    assert tokens == 447, transcribed
-    assert transcribed.splitlines()[1].strip(), transcribed
+    # The text, then a segment a line with its times, from both 30-second windows of the 45 s file
+    # (random bytes may decode to line breaks inside the text: segments are found by their times).
+    assert transcribed.strip(), transcribed
+    starts = [60 * int(m) + float(s) for m, s in re.findall(r"^\[(\d\d):(\d\d\.\d\d) -> ", transcribed, re.M)]
+    assert len(starts) >= 2 and max(starts) > 15, transcribed  # past the first window's stride

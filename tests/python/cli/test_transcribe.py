@@ -1,6 +1,7 @@
-"""`transcribe`'s own part, without optimum: reading the WAV file (what it accepts, what it refuses
-and how), and the refusals before anything loads. Transcribing with optimum's classes runs in
-tests/optimum (test_hugging_face_page.py)."""
+"""`transcribe`'s own part, without a Whisper program: reading the WAV file (what it accepts, what it
+refuses and how), the flags checked against the checkpoint's generation config, and the refusals
+before anything loads. Transcribing runs in tests/optimum (test_hugging_face_page.py,
+test_speech_pipeline.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from executorch_openvino import cli
 from executorch_openvino.cli import user_errors
-from executorch_openvino.cli.transcribe import read_wav
+from executorch_openvino.cli.transcribe import _generation_options, read_wav
 
 
 def _write(path, samples, rate=16000, width=2, channels=1):
@@ -61,3 +62,27 @@ def test_a_file_that_is_no_audio_is_refused_naming_it(tmp_path, content, message
 def test_a_folder_without_a_program_is_a_usage_error_before_anything_loads(tmp_path, capsys):
     assert cli.main(["transcribe", str(tmp_path), "--audio", str(tmp_path / "a.wav")]) == user_errors.USAGE_ERROR
     assert "no model.pte" in capsys.readouterr().err
+
+
+def _flags(**given):
+    import argparse
+
+    return argparse.Namespace(**{"language": None, "task": None, "max_new_tokens": None, **given})
+
+
+def test_language_and_task_flags_become_generate_options_only_when_the_model_names_them():
+    """Guards the check against the generation config: a language the model lacks (or any, on an
+    English-only model) is a usage error naming what it has, not a KeyError from inside generate."""
+    from types import SimpleNamespace
+
+    multilingual = SimpleNamespace(lang_to_id={"<|en|>": 1, "<|fr|>": 2}, task_to_id={"transcribe": 3, "translate": 4})
+    assert _generation_options(_flags(language="fr", task="translate", max_new_tokens=9), multilingual) == {
+        "language": "fr", "task": "translate", "max_new_tokens": 9}
+    assert _generation_options(_flags(), multilingual) == {}
+    with pytest.raises(user_errors.CliError, match=r"--language de: not one of the model's languages \(en, fr\)"):
+        _generation_options(_flags(language="de"), multilingual)
+    english_only = SimpleNamespace(lang_to_id=None, task_to_id=None)
+    with pytest.raises(user_errors.CliError, match="English-only"):
+        _generation_options(_flags(language="en"), english_only)
+    with pytest.raises(user_errors.CliError, match="--task translate"):
+        _generation_options(_flags(task="translate"), english_only)
