@@ -4,6 +4,9 @@ loading its forward method, what a lowered graph delegated, and comparing output
 from __future__ import annotations
 
 import operator
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -163,3 +166,20 @@ def other_values(inputs: tuple) -> tuple:
     return tuple(
         torch.roll(x.flatten(), 1).reshape(x.shape) if isinstance(x, torch.Tensor) else x for x in inputs
     )
+
+
+MISSING_STATE_HELPER = "/nowhere/libexecutorch_openvino_state.so"
+
+
+def run_without_state_helper(script: str, library_path, *args) -> subprocess.CompletedProcess:
+    """Runs `script` (python -c) in a process whose state helper is a missing file, as where it is not
+    built: the helper opens once a process, so this takes a process of its own. The script's arguments
+    are `args`, then tests/python and the checkout's package, for its sys.path; it ends by printing
+    "ok", which is checked, and the process is returned for its log."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY=MISSING_STATE_HELPER,
+               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
+    done = subprocess.run([sys.executable, "-c", script, *args, here, os.path.join(here, "..", "..", "python")],
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    return done

@@ -9,8 +9,6 @@ recompute them."""
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
 import sys
 import textwrap
 
@@ -22,7 +20,7 @@ from executorch.exir import to_edge_transform_and_lower
 import executorch_openvino
 from executorch_openvino.container.ir_names import ENCODER_CACHE_PREFIX, ENCODER_STATES_INPUT
 from executorch_openvino.ir_passes.grown_cache import GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE
-from lowering import blob_ir, delegate_calls, load_forward
+from lowering import blob_ir, delegate_calls, load_forward, run_without_state_helper
 from seq2seq_models import CrossAttendingDecoder
 
 
@@ -291,9 +289,4 @@ def test_without_the_helper_new_states_start_a_conversation_and_mid_conversation
             raise AssertionError("new states mid-conversation ran without the helper")
         print("ok")
     """)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
-               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
-    done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    run_without_state_helper(script, library_path)

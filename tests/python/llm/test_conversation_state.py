@@ -7,8 +7,6 @@ same calls on its static cache, where going back is writing at an earlier positi
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -20,6 +18,7 @@ import torch
 import executorch_openvino
 from executorch_openvino.runtime.errors import DelegateError
 from llm_lowering import PROMPT, attentions, eager_of, load, lowered, ours_of
+from lowering import run_without_state_helper
 from llm_models import Conversation
 
 pytestmark = pytest.mark.usefixtures("grown")  # the form these tests are about
@@ -155,12 +154,7 @@ def test_without_the_helper_a_conversation_restarts_at_zero_and_going_back_is_re
             raise AssertionError("saved without the helper")
         print("ok")
     """)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
-               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
-    done = subprocess.run([sys.executable, "-c", script, here, os.path.join(here, "..", "..", "python")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    run_without_state_helper(script, library_path)
 
 
 @pytest.mark.parametrize("attention", ["grown", "paged"])

@@ -6,8 +6,6 @@ model the rewrite does not apply to runs as exported, and so does every model wi
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
 
@@ -18,6 +16,7 @@ import executorch_openvino
 from executorch_openvino.runtime import library
 from executorch_openvino.runtime.errors import DelegateError
 from llm_lowering import PROMPT, attentions, eager_of, load, lowered, ours_of
+from lowering import run_without_state_helper
 from llm_models import Conversation
 
 
@@ -157,12 +156,7 @@ def test_without_the_helper_the_model_runs_as_exported(library_path, attention):
         assert Conversation(ours).generate(PROMPT, 8)[0] == expected
         print("ok")
     """)
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, EXECUTORCH_OPENVINO_STATE_LIBRARY="/nowhere/libexecutorch_openvino_state.so",
-               EXECUTORCH_OPENVINO_LIBRARY=str(library_path))
-    done = subprocess.run([sys.executable, "-c", script, attention, here, os.path.join(here, "..", "..", "python")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stdout[-2000:] + done.stderr[-4000:]
+    done = run_without_state_helper(script, library_path, attention)
     assert f"attention={attention}: the model runs as exported: it needs the state helper" in done.stderr, \
         done.stderr[-3000:]
 
