@@ -160,26 +160,25 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
       // Each draft is chosen after the ones before it: they join the conversation while they are
       // checked, and leave it again before take() appends the kept ones.
       const size_t before = conversation.size();
+      Status checked = ok_status();
       // Up to the constraint's end: nothing may follow it, not even a draft to compare.
       while (accepted < drafts.size() && (constraint == nullptr || !constraint->stopped())) {
         auto choice = choose(row_of(model, *out, accepted), conversation);
         if (!choice) {
-          conversation.resize(before);
-          return choice.failure();
+          checked = choice.failure();
+          break;
         }
         if (*choice != drafts[accepted]) {
           differing = *choice;
           break;
         }
         if (constraint != nullptr) {
-          if (Status taken = constraint->accept(drafts[accepted]); !taken) {
-            conversation.resize(before);
-            return taken.failure();
-          }
+          if (checked = constraint->accept(drafts[accepted]); !checked) break;
         }
         conversation.push_back(drafts[accepted++]);
       }
       conversation.resize(before);
+      if (!checked) return checked.failure();
       result.drafted += proposed;
       result.accepted += std::min(accepted, proposed);
       schedule->kept(proposed, accepted);

@@ -5,6 +5,7 @@ every time."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 from typing import Callable, Dict
@@ -223,10 +224,7 @@ def _save_whisper_processor(folder: Path) -> None:
 
 def _example():
     """examples/hf_checkpoint.py, the checkpoints docs/hugging-face.md tells users to make."""
-    spec = importlib.util.spec_from_file_location("hf_checkpoint_example", REPO / "examples" / "hf_checkpoint.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _module_at("hf_checkpoint_example", REPO / "examples" / "hf_checkpoint.py")
 
 
 def _whisper_multilingual():
@@ -255,12 +253,18 @@ def load_eager_seq2seq(folder: Path):
 # --- end of the encoder-decoders ------------------------------------------------------------------
 
 
-def _llm_text():
-    """The tokenizer trainer tests/ shares with bench/ (workloads/tokenizer.py)."""
-    spec = importlib.util.spec_from_file_location("workloads_tokenizer", REPO / "workloads" / "tokenizer.py")
+@functools.lru_cache(maxsize=None)
+def _module_at(name: str, path: Path):
+    """The Python file at `path`, loaded once as module `name` (it sits outside any package)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _llm_text():
+    """The tokenizer trainer tests/ shares with bench/ (workloads/tokenizer.py)."""
+    return _module_at("workloads_tokenizer", REPO / "workloads" / "tokenizer.py")
 
 
 def _train_tokenizer(folder: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Dict, List
 
 import executorch_openvino
-from executorch_openvino.container.ir_names import ENCODER_CACHE_PREFIX, GROWN_VARIABLE_PREFIX
+from executorch_openvino.container.ir_names import exported_name
 
 DELEGATE = "executorch_call_delegate"
 
@@ -39,11 +39,6 @@ def exported_once(tmp_path_factory, make: Callable) -> Callable:
     return get
 
 
-def _unprefixed(variable_id: str) -> str:
-    """A cache's name as the exported program gave it, without what our IR passes put before it."""
-    return variable_id.removeprefix(GROWN_VARIABLE_PREFIX).removeprefix(ENCODER_CACHE_PREFIX)
-
-
 def openvino_variables(program, method: str, prefixed: bool = False) -> Dict[str, object]:
     """{variable id: shape} of the OpenVINO state in our delegate's IR(s) of `method` (ids as the
     exported program named the caches, unless `prefixed`)."""
@@ -59,7 +54,7 @@ def openvino_variables(program, method: str, prefixed: bool = False) -> Dict[str
             blob = parse_blob(getattr(graph_module, node.args[0].target).processed_bytes)
             weights = ov.Tensor(np.frombuffer(bytes(blob.ir_weights), np.uint8).copy())
             ir = ov.Core().read_model(bytes(blob.ir_xml).decode(), weights)
-            variables.update({(v.get_info().variable_id if prefixed else _unprefixed(v.get_info().variable_id)):
+            variables.update({(v.get_info().variable_id if prefixed else exported_name(v.get_info().variable_id)):
                               v.get_info().data_shape
                               for v in ir.get_variables()})
     return variables

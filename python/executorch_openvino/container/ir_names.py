@@ -29,3 +29,9 @@ PAGED_TOKENS_INPUT = "!executorch_openvino.tokens"
 # call brings other states), and the input carrying the states.
 ENCODER_CACHE_PREFIX = "executorch_openvino.encoder/"
 ENCODER_STATES_INPUT = "!executorch_openvino.encoder_states"
+
+
+def exported_name(variable_id: str) -> str:
+    """A variable's id as the exported program named its buffer, without the prefix an IR pass put
+    before it (grown caches, an encoder's caches)."""
+    return variable_id.removeprefix(GROWN_VARIABLE_PREFIX).removeprefix(ENCODER_CACHE_PREFIX)

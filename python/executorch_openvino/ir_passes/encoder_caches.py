@@ -26,6 +26,7 @@ the initializer, which a reset no longer holds: such caches stay as they are.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
@@ -75,6 +76,13 @@ def _may_qualify(origins, assign) -> bool:
     return len(parameters) == 1 and found - parameters <= {("ReadValue", assign.get_variable_id())}
 
 
+@functools.lru_cache(maxsize=None)
+def _core():
+    import openvino as ov
+
+    return ov.Core()  # one for the export: every scatter of every cache asks it
+
+
 def _constant(output) -> Optional[np.ndarray]:
     """The values `output` takes whatever the model's inputs and state hold, when they follow from
     constants and static shapes alone (the rows an index_copy writes: arange(n), wrapped by the
@@ -111,7 +119,7 @@ def _constant(output) -> Optional[np.ndarray]:
     copied = copy_of(output)
     if copied is None:
         return None
-    compiled = ov.Core().compile_model(ov.Model([ops.result(copied)], [], "constant"), "CPU")
+    compiled = _core().compile_model(ov.Model([ops.result(copied)], [], "constant"), "CPU")
     return np.asarray(compiled({})[0])
 
 

@@ -7,13 +7,17 @@ on the meta device: they hold no weights and never run (generate reads their sha
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Optional
 
 from .whisper_program import WhisperProgram
 
 
+@functools.lru_cache(maxsize=None)
 def _classes():
+    """ProgramWhisper's class, made once: its bases import transformers, which the package imports only
+    when speech is used."""
     import torch
     from transformers import WhisperForConditionalGeneration
     from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
@@ -72,17 +76,11 @@ def _classes():
     return ProgramWhisper
 
 
-_PROGRAM_WHISPER = None
-
-
 def ProgramWhisper(program, config=None, checkpoint: Optional[Path] = None):  # noqa: N802  (a class's factory)
     """The adapter over `program` (a WhisperProgram, or the folder or .pte file of one), with the
     checkpoint's config and generation config (`checkpoint`: its folder; default the program's)."""
-    global _PROGRAM_WHISPER
     from transformers import AutoConfig, GenerationConfig
 
-    if _PROGRAM_WHISPER is None:
-        _PROGRAM_WHISPER = _classes()
     if not isinstance(program, WhisperProgram):
         program = WhisperProgram(program)
     folder = Path(checkpoint) if checkpoint is not None else program.path.parent
@@ -90,7 +88,7 @@ def ProgramWhisper(program, config=None, checkpoint: Optional[Path] = None):  # 
         config = AutoConfig.from_pretrained(folder)
     if config.model_type != "whisper":
         raise ValueError(f"{folder}: a {config.model_type} config, not Whisper's")
-    model = _PROGRAM_WHISPER(config, program)
+    model = _classes()(config, program)
     try:
         model.generation_config = GenerationConfig.from_pretrained(folder)
     except OSError:

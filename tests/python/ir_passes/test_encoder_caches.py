@@ -68,8 +68,9 @@ def test_each_cross_cache_is_a_state_whose_initializer_projects_and_whose_assign
 
 def test_a_step_reads_the_caches_it_holds_and_computes_them_again_only_after_a_reset():
     """Native OpenVINO on the blob's IR: caches overwritten between two steps with the same states
-    stay overwritten (fails if a step recomputes them), and a reset of the encoder's variables alone
-    computes them again (fails if the initializer does not hold the projection)."""
+    stay overwritten (fails if a step recomputes them: tried with the Assign and the attention fed the
+    projection itself, which this and the test above both fail), and a reset of the encoder's
+    variables alone computes them again (fails if the initializer does not hold the projection)."""
     import openvino as ov
 
     model = CrossAttendingDecoder(True, True).eval()

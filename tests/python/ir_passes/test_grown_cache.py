@@ -12,7 +12,7 @@ import openvino as ov
 import pytest
 import torch
 
-from executorch_openvino.container.ir_names import ENCODER_CACHE_PREFIX
+from executorch_openvino.container.ir_names import exported_name
 from executorch_openvino.runtime.errors import DelegateError
 from executorch_openvino.ir_passes.grown_cache import CACHE_POSITION_INPUT, GROWN_VARIABLE_PREFIX, LENGTH_VARIABLE
 from llm_lowering import PROMPT, eager_of, load, lowered, ours_of
@@ -26,8 +26,7 @@ GROWN = ["dynamic_prompt", "one_token", "hf_static_cache"]
 
 def _variables(ir) -> dict:
     """{variable: shape}, a grown cache (and an encoder's cross-attention cache) named as the model named it."""
-    return {v.get_info().variable_id.removeprefix(GROWN_VARIABLE_PREFIX).removeprefix(ENCODER_CACHE_PREFIX):
-            v.get_info().data_shape for v in ir.get_variables()}
+    return {exported_name(v.get_info().variable_id): v.get_info().data_shape for v in ir.get_variables()}
 
 @pytest.mark.parametrize("variant", GROWN)
 def test_the_caches_grow_and_one_input_carries_their_position(variant):
