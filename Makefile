@@ -26,7 +26,7 @@ PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 comma := ,
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe bench-linear-stack bench-decode-step clean distclean
 
 all: build
 
@@ -217,9 +217,20 @@ bench-structured-smoke: build
 # a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4 (about an hour; two
 # environments, .venv-bench's and .venv-optimum).
 HF_RECIPE_ROUNDS ?= 5
+HF_RECIPE_WORK_ROOT ?= $(abspath $(BUILD))/hf-recipe-work
 bench-hf-recipe: build venv-bench venv-optimum
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_recipe/hf_recipe_bench.py --rounds $(HF_RECIPE_ROUNDS) \
-		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python
+		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python --work $(HF_RECIPE_WORK_ROOT)
+
+# A small LLM's linear layers alone, one token a call, OpenVINO's compressed-weight kernels against XNNPACK's
+# (the reproduction an upstream report carries; minutes). bench-decode-step: one decode step layer by layer
+# (executorch.runtime paged / grown, our IR and GenAI's natively) on the exports bench-hf-recipe keeps.
+LINEAR_STACK_SIZE ?= smollm2-135m
+bench-linear-stack: build
+	@$(BENCH_ENV) $(PYTHON) bench/kernels/linear_stack.py --size $(LINEAR_STACK_SIZE) --results-dir $(BENCH_RESULTS_DIR)
+HF_RECIPE_WORK ?= $(HF_RECIPE_WORK_ROOT)/smollm2-135m
+bench-decode-step: build venv-bench
+	@$(BENCH_ENV) $(PYTHON) bench/kernels/decode_step.py --work $(HF_RECIPE_WORK) --results-dir $(BENCH_RESULTS_DIR)
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log $(ASAN_BUILD) $(FUZZ_BUILD)

@@ -87,6 +87,10 @@ SIZES: Dict[str, Size] = {size.name: size for size in (
     # weights greedy decoding otherwise repeats a token from early on, and ids that differ would show less.
     Size("smollm2-135m", LLAMA, dim=576, layers=30, heads=9, kv_heads=3, hidden=1536, vocab=49152, context=512,
          group=32, init=0.05),
+    # Qwen2.5-0.5B's shape as a Llama (no q/k/v biases): 24 layers of 896, 14 heads, 2 KV heads, a 151936
+    # vocabulary whose tied output layer is a quarter of the parameters.
+    Size("qwen2.5-0.5b", LLAMA, dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936, context=512,
+         group=128, init=0.05),
     # whisper-base's shape (openai/whisper-base: 6 + 6 layers of 512, 8 heads, vocab 51865).
     Size("whisper-base", WHISPER, dim=512, layers=6, heads=8, hidden=2048, vocab=51865, context=448, group=128,
          init=0.05),

@@ -36,7 +36,8 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   if (request.drafter != nullptr && !model.all_logits())
     return invalid("speculative decoding needs the logits of every position a call is given; this program "
                    "returns the last one's only (export it with full logits: ExecuTorch's export_llm option "
-                   "debug.generate_full_logits=true, or an optimum-executorch export)");
+                   "debug.generate_full_logits=true, or the openvino recipe's logits=\"all\" (export-hf --logits "
+                   "all))");
   for (const std::string& stop : request.stops)
     if (valid_utf8(stop) != stop) return invalid("a stop string is not valid UTF-8 (it could never occur in the text)");
   if ((!request.stops.empty() || request.on_text) && request.vocabulary == nullptr)

@@ -74,7 +74,9 @@ Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte
   const size_t rank = logits->sizes().size();
   model->max_call_tokens_ = tokens->sizes()[1];
   model->start_only_ = position->sizes()[0] == 1;
-  model->all_logits_ = rank == 3;
+  // [1, 1, vocab] from a method that takes more tokens a call returns the last position's row only (the
+  // openvino recipe's default): such a program cannot check drafts.
+  model->all_logits_ = rank == 3 && (logits->sizes()[1] > 1 || model->max_call_tokens_ == 1);
   model->vocab_ = static_cast<size_t>(logits->sizes()[rank - 1]);
   if (Error error = module->load_method(method); error != Error::Ok)
     return invalid(why("cannot load the method " + method, error));
@@ -121,6 +123,10 @@ Outcome<Logits> ProgramModel::step(const std::vector<int64_t>& tokens, int64_t p
   if (logits.scalar_type() != executorch::aten::ScalarType::Float)
     return Failure{FailureKind::kInvalidArgument, pte_ + ": the logits are not float32"};
   const auto rows = static_cast<size_t>(logits.numel()) / vocab_;
+  if (all_logits_ && rows != tokens.size())  // a row per token was promised; reading past one would be wrong
+    return Failure{FailureKind::kInvalidArgument, pte_ + ": " + method_ + " returned " + std::to_string(rows) +
+                                                      " rows of logits for " + std::to_string(tokens.size()) +
+                                                      " tokens"};
   return Logits{logits.const_data_ptr<float>(), rows};
 }
 

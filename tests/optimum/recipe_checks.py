@@ -95,9 +95,9 @@ def assert_delegated(program, method: str, allowed_outside: List[str] = ()) -> D
 def assert_greedy_steps_equal_eager(step: Callable, eager_logits: Callable, prompt: List[int], steps: int,
                                     check: Callable) -> List[int]:
     """Greedy decoding of our program (executorch_openvino.generation.greedy over `step(tokens, position)`,
-    which returns the logits of the positions it was given), each step's logits checked against eager
-    PyTorch's on the whole sequence so far, without a cache (`eager_logits(sequence)`: a row per
-    position): the prompt's every position at the first step, then the new position.
+    which returns the logits of the positions it was given, or the last one's), each step's logits checked
+    against eager PyTorch's on the whole sequence so far, without a cache (`eager_logits(sequence)`: a row
+    per position): the prompt's every row returned at the first step, then the new position.
     `check(got, want, what)` compares; returns the `steps` ids chosen."""
     from executorch_openvino.generation import greedy
 
@@ -112,7 +112,7 @@ def assert_greedy_steps_equal_eager(step: Callable, eager_logits: Callable, prom
     sequence = list(prompt)
     for index, (token, logits) in enumerate(zip(chosen, returned)):
         want = eager_logits(sequence)
-        got, want = (logits, want) if index == 0 else (logits[-1:], want[-1:])
+        got, want = (logits, want[-len(logits):]) if index == 0 else (logits[-1:], want[-1:])
         check(got, want, f"step {index}, position {len(sequence) - 1}")
         sequence.append(token)
     return chosen

@@ -3,7 +3,8 @@ Each is exported as a Hugging Face user exports it (main_export, the task's own 
 cache), then checked: wholly delegated with the caches in OpenVINO state; optimum's
 ExecuTorchModelForCausalLM generates Hugging Face eager's greedy ids over 32 steps; every step's
 logits equal plain transformers called on the whole sequence without a cache; ExecuTorch's
-TextLLMRunner prints eager's text from the same .pte."""
+TextLLMRunner prints eager's text from the same .pte. The recipe's programs return the last position's
+logits unless exported with logits="all"."""
 
 from __future__ import annotations
 
@@ -104,3 +105,50 @@ def test_text_llm_runner_prints_eager_text_from_the_same_program(exported, saved
         expected = expected[: expected.index(2)]
     assert "".join(pieces) == tokenizer.decode(expected, skip_special_tokens=False)
     assert pieces, "nothing generated"
+
+
+def test_forward_returns_the_last_row_unless_exported_with_logits_all(exported, saved, tmp_path):
+    """The recipe's default: forward returns the last position's logits ([1, 1, vocab]), equal to eager's
+    last row, with the output layer computed for that position alone; logits="all" gives eager's row per
+    position; the export leaves the Hugging Face model as it was. Guards: the option not reaching the
+    model (a row per position by default, the output layer's MatMul run on every row), "all" ignored,
+    the model's forward left patched after the export (eager calls then return one row), and our engine
+    taking [1, 1, vocab] for a row per token (drafts checked against one row)."""
+    import executorch_openvino.optimum  # noqa: F401
+    from optimum.executorch import ExecuTorchModelForCausalLM
+    from optimum.exporters.executorch.tasks.causal_lm import load_causal_lm_model
+
+    from executorch_openvino.container.pte_reader import delegate_blobs
+    from executorch_openvino.generation import Conversation, GenerationValueError, Program
+    from executorch_openvino.optimum import lower_with_openvino
+
+    eager = load_eager(saved("llama"))
+    with torch.no_grad():
+        want = eager(input_ids=torch.tensor([PROMPT]), use_cache=False).logits[0]
+    program, out = exported("llama")
+    last = ExecuTorchModelForCausalLM.from_pretrained(str(out))
+    assert list(last.model.method_meta("forward").output_tensor_meta(0).sizes()) == [1, 1, want.shape[-1]]
+    got = last.forward(torch.tensor([PROMPT]), torch.arange(len(PROMPT)))
+    assert got.shape == (1, 1, want.shape[-1])
+    torch.testing.assert_close(got[0], want[-1:], rtol=1e-4, atol=1e-4 * want.abs().mean().item())
+    # Our engine reads such a program as one that returns the last row: greedy runs, drafting is refused
+    # up front (not verified against one row as if it were a row per draft).
+    engine = Conversation(Program.load(out / "model.pte"))
+    with pytest.raises(GenerationValueError, match="logits of every position"):
+        engine.generate(list(PROMPT), 4, lookup=True)
+    assert engine.generate(list(PROMPT), 8).tokens == _greedy_eager(eager, PROMPT, 8)
+    ir = delegate_blobs(program.buffer)[0].parsed.ir_xml.decode()
+    assert ir.count('type="Slice"') + ir.count('type="StridedSlice"') >= 1, "no slice before the output layer"
+
+    every = export(saved("llama"), "text-generation", tmp_path / "all", recipe_kwargs={"logits": "all"},
+                   max_seq_len=CONTEXT)
+    assert every  # written
+    rows = ExecuTorchModelForCausalLM.from_pretrained(str(tmp_path / "all"))
+    got = rows.forward(torch.tensor([PROMPT]), torch.arange(len(PROMPT)))
+    torch.testing.assert_close(got[0], want, rtol=1e-4, atol=1e-4 * want.abs().mean().item())
+
+    wrapper = load_causal_lm_model(str(saved("llama")), max_length=CONTEXT)  # the task's loader, as main_export
+    lower_with_openvino(wrapper)
+    assert "forward" not in wrapper.model.__dict__
+    with torch.no_grad():
+        assert wrapper.model(input_ids=torch.tensor([PROMPT]), use_cache=False).logits.shape[1] == len(PROMPT)

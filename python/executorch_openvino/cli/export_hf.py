@@ -49,12 +49,15 @@ def add_arguments(parser) -> None:
                         help="embed a model compiled for DEVICE on this machine (repeatable)")
     parser.add_argument("--external-weights", action="store_true",
                         help="the weights go to model.ptd beside model.pte (load both: run/generate --data)")
+    parser.add_argument("--logits", choices=("last", "all"),
+                        help="text-generation: last (default: forward returns the last position's logits) or all "
+                        "(a row per position, as eager; what speculative decoding needs)")
 
 
 def recipe_options(args) -> dict:
     options = {"device": args.device, "compile_options": parse_compile_options(args.compile_option) or None,
                "precision": args.precision, "weights": args.weights, "group_size": args.group_size,
-               "precompile": args.precompile, "external_weights": args.external_weights}
+               "precompile": args.precompile, "external_weights": args.external_weights, "logits": args.logits}
     return {key: value for key, value in options.items() if value not in (None, [], False)}
 
 

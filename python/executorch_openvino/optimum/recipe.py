@@ -11,7 +11,9 @@ registers as mutated buffers stay inside the delegate as OpenVINO state (partiti
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+import inspect
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence
 
 # The options a recipe call takes (main_export(..., recipe_kwargs={...}), from_pretrained(...,
 # recipe_kwargs={...}), executorch-openvino export-hf), with what each does.
@@ -24,17 +26,22 @@ OPTIONS = {
                         "loads it with data_path; optimum's ExecuTorchModelFor* classes cannot)",
     "weights": "int8 or int4: weight-only compression of the linear layers with NNCF (the quantization extra)",
     "group_size": "int4's group size (default 128; a divisor of every compressed layer's input width)",
+    "logits": "text-generation: last (default; forward returns the last position's logits, [1, 1, vocab], and "
+              "computes the output layer for that position alone) or all (a row per position given, as eager)",
 }
+LOGITS = ("last", "all")
 
 
 def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] = None,
                         compile_options: Optional[Mapping[str, Any]] = None, precompile: Sequence[str] = (),
                         external_weights: bool = False, weights: Optional[str] = None,
-                        group_size: Optional[int] = None, **unknown) -> Dict[str, Any]:
+                        group_size: Optional[int] = None, logits: str = "last", **unknown) -> Dict[str, Any]:
     """{"model": ExecutorchProgramManager}: `model`'s programs lowered to executorch_openvino."""
     if unknown:
         raise TypeError(f"the openvino recipe has no option {', '.join(sorted(unknown))}; it takes: "
                         + "; ".join(f"{name} ({what})" for name, what in OPTIONS.items()))
+    if logits not in LOGITS:
+        raise ValueError(f"logits is last or all, not {logits!r}")
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
 
     from ..partitioner import OpenvinoPartitioner
@@ -43,7 +50,8 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
     partitioner = OpenvinoPartitioner(device, compile_options=compile_options, precision=precision,
                                       precompile=precompile, external_weights="model" if external_weights else None,
                                       weights=weights, group_size=group_size)
-    programs = _exported(model)
+    with _output_layer_rows(model, logits):
+        programs = _exported(model)
     _refuse_torchao_quantization(programs)
     if len(programs) == 1:
         programs = {"forward": next(iter(programs.values()))}
@@ -51,6 +59,35 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
                                        compile_config=EdgeCompileConfig(_check_ir_validity=False),
                                        constant_methods=dict(model.metadata or {}))
     return {"model": edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))}
+
+
+@contextmanager
+def _output_layer_rows(model, logits: str) -> Iterator[None]:
+    """While a causal LM's wrapper exports, its Hugging Face model computes the output layer for the
+    last position only (transformers' logits_to_keep=1), unless `logits` is "all". A prompt's every
+    other row of logits is work nobody reads: optimum's ExecuTorchModelForCausalLM and ExecuTorch's
+    TextLLMRunner choose from the last row, and at a 50k-150k vocabulary those rows are a fifth to a
+    quarter of a prompt's compute. Models whose forward has no logits_to_keep export as they are."""
+    hf = getattr(model, "model", None)
+    if (logits == "all" or type(model).__name__ != "CausalLMExportableModule" or hf is None
+            or "logits_to_keep" not in inspect.signature(hf.forward).parameters):
+        yield
+        return
+    own = hf.__dict__.get("forward")  # an instance-level forward (a hook's) to put back
+    original = hf.forward
+
+    def forward(*args, **kwargs):
+        kwargs.setdefault("logits_to_keep", 1)
+        return original(*args, **kwargs)
+
+    hf.forward = forward
+    try:
+        yield
+    finally:
+        if own is None:
+            del hf.forward
+        else:
+            hf.forward = own
 
 
 def _refuse_torchao_quantization(programs) -> None:
