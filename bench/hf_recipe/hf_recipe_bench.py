@@ -230,33 +230,29 @@ def measure_format(size: models.Size, fmt: str, chosen: List[str], rounds: int, 
             say(f"  {variant} {fmt}: loaded in {entry['ready']['load_ms'] / 1e3:.2f} s, first conversation "
                 f"prefill {entry['probe']['prefill_ms']:.0f} ms; ids equal to eager: "
                 f"{entry['correctness']['ids_equal']} ({entry['correctness']['agreement'] * 100:.0f}%)")
+        def talk(variant: str, round_index: int, what: str) -> Optional[dict]:
+            """One conversation of a served variant; None when it failed (the worker is then closed)."""
+            try:
+                answer = served[variant].request({"op": "run", "round": round_index}, TIMEOUTS["run"])
+            except Exception as error:  # noqa: BLE001
+                answer = {"error": f"{type(error).__name__}: {error}"}
+            if "error" not in answer:
+                return answer
+            entries[variant]["error"] = f"{what}: {_short(answer['error'])}"
+            say(f"  {variant} {fmt}: {what} failed: {_short(answer['error'])[:300]}")
+            entries[variant]["final"] = served.pop(variant).close()
+            return None
+
         for _ in range(WARMUP_CONVERSATIONS):
             for variant in list(served):
-                try:
-                    talk = served[variant].request({"op": "run", "round": -1}, TIMEOUTS["run"])
-                except Exception as error:  # noqa: BLE001
-                    talk = {"error": f"{type(error).__name__}: {error}"}
-                if "error" in talk:
-                    entries[variant]["error"] = f"warm-up: {_short(talk['error'])}"
-                    say(f"  {variant} {fmt}: warm-up failed: {_short(talk['error'])[:300]}")
-                    entries[variant]["final"] = served.pop(variant).close()
+                talk(variant, -1, "warm-up")
         per_round: List[Dict[str, dict]] = []
         order = list(served)
         for r in range(rounds if served else 0):
             results = {}
             for variant in benchmark.round_order(order, r):
-                if variant not in served:
-                    continue
-                try:
-                    talk = served[variant].request({"op": "run", "round": r}, TIMEOUTS["run"])
-                except Exception as error:  # noqa: BLE001
-                    talk = {"error": f"{type(error).__name__}: {error}"}
-                if "error" in talk:
-                    entries[variant]["error"] = f"round {r}: {_short(talk['error'])}"
-                    say(f"  {variant} {fmt}: round {r} failed: {_short(talk['error'])[:300]}")
-                    entries[variant]["final"] = served.pop(variant).close()
-                    continue
-                results[variant] = talk
+                if variant in served and (answer := talk(variant, r, f"round {r}")) is not None:
+                    results[variant] = answer
             per_round.append(results)
             say(f"  {fmt} round {r + 1}/{rounds}: " + "; ".join(
                 f"{v} {t['prefill_ms']:.0f} ms / {size.steps * 1e3 / t['decode_ms']:.1f} tok/s"

@@ -64,6 +64,9 @@ class ProgramTurns:
         from executorch.runtime import Runtime
 
         self.torch = torch
+        # torch only wraps the ids and takes the argmax here; its idle OpenMP threads would spin after each
+        # op and take the two cores from OpenVINO's (hf_recipe_worker.py does the same).
+        torch.set_num_threads(1)
         with executorch_openvino.using_options(attention=attention):
             self.method = Runtime.get().load_program(pte).load_method("forward")
 

@@ -34,7 +34,6 @@ from common import paths  # noqa: E402
 
 from executorch_openvino import benchmark  # noqa: E402
 
-LAYER_SHAPES = ("q", "k", "v", "o", "gate", "up", "down")
 REPORT = {
     "description": [
         "A small LLM's linear layers alone, one token (M = 1) a call: OpenVINO's CPU plugin on the IR NNCF "
