@@ -91,6 +91,9 @@ SIZES: Dict[str, Size] = {size.name: size for size in (
     # vocabulary whose tied output layer is a quarter of the parameters.
     Size("qwen2.5-0.5b", LLAMA, dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936, context=512,
          group=128, init=0.05),
+    # The same with a 1024-token prompt (the prefill target's long prompt).
+    Size("qwen2.5-0.5b-p1024", LLAMA, dim=896, layers=24, heads=14, kv_heads=2, hidden=4864, vocab=151936,
+         context=1152, prompt=1024, group=128, init=0.05),
     # whisper-base's shape (openai/whisper-base: 6 + 6 layers of 512, 8 heads, vocab 51865).
     Size("whisper-base", WHISPER, dim=512, layers=6, heads=8, hidden=2048, vocab=51865, context=448, group=128,
          init=0.05),
