@@ -157,6 +157,7 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, required=True, help="a bench/hf_recipe work folder of one Llama size")
     parser.add_argument("--formats", default="int8,int4")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--prompt", type=int, default=PROMPT, help=f"prompt tokens (default {PROMPT})")
     parser.add_argument("--results-dir", type=Path, default=paths.RESULTS)
     args = parser.parse_args(argv)
     vocab = json.loads((args.work / "checkpoint" / "config.json").read_text())["vocab_size"]
@@ -165,6 +166,7 @@ def main(argv=None) -> int:
                             settings={"size": args.work.name, "prompt": PROMPT, "steps": STEPS, "rounds": args.rounds,
                                       "genai properties": genai.F32_PROPERTIES})
     rng = np.random.default_rng(0)
+    run["settings"]["prompt"] = args.prompt
     for fmt in args.formats.split(","):
         with tempfile.TemporaryDirectory() as folder:
             pte = args.work / f"ours-{fmt}" / "model.pte"
@@ -174,7 +176,7 @@ def main(argv=None) -> int:
                         PIPELINE: PipelineTurns(args.work / f"genai-{fmt}")}
             steps = {name: [] for name in variants}
             for r in range(args.rounds + WARMUP_ROUNDS):
-                prompt = rng.integers(0, vocab, PROMPT, dtype=np.int64)
+                prompt = rng.integers(0, vocab, args.prompt, dtype=np.int64)
                 for name in benchmark.round_order(list(variants), r):
                     times = variants[name].turn(prompt)
                     if r >= WARMUP_ROUNDS:
