@@ -9,6 +9,7 @@
         [--requests N] [--option KEY=VALUE] [--model MODULE:FACTORY] [--json F] [--csv F] [--plot F]
     executorch-openvino generate model.pte --tokenizer tokenizer.json --prompt TEXT [--max-new-tokens N]
     executorch-openvino transcribe DIR --audio speech.wav [--processor MODEL_DIR] [--max-new-tokens N]
+    executorch-openvino serve model.pte --tokenizer DIR [--port 8000] [--max-sessions N]
 
 Exit status: 0 on success, 1 when something failed, 2 for a wrong argument. --help and argument
 errors import neither torch nor ExecuTorch; each command imports what it needs when it runs.
@@ -34,7 +35,7 @@ PROG = "executorch-openvino"
 def build_parser() -> argparse.ArgumentParser:
     # The commands' modules are imported here, not with the package: the runner's console script
     # (cli/runner.py) imports this package and needs none of them.
-    from . import bench, doctor, export, export_hf, generate, run, transcribe
+    from . import bench, doctor, export, export_hf, generate, run, serve, transcribe
 
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     # A command is a module named after it (export_hf: export-hf) with its HELP, DESCRIPTION,
     # add_arguments(parser) and main(args).
-    for module in (doctor, export, export_hf, run, bench, generate, transcribe):
+    for module in (doctor, export, export_hf, run, bench, generate, transcribe, serve):
         name = module.__name__.rsplit(".", 1)[1].replace("_", "-")
         command = subparsers.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
         module.add_arguments(command)

@@ -1,0 +1,2 @@
+"""Serving: the model worker ExecuTorch's OpenAI-compatible server drives (executorch-openvino-worker),
+named sessions on one load of the weights, and the protocol lines it reads and writes."""
