@@ -129,7 +129,7 @@ def parse(line: str, vocab: int) -> Request:
         raise ProtocolError(f"a request is a JSON object, not {type(message).__name__}")
     if "op" in message:
         op = message["op"]
-        if op not in SESSION_OPS:
+        if not isinstance(op, str) or op not in SESSION_OPS:
             raise ProtocolError(f"op must be one of {sorted(SESSION_OPS)}, not {op!r}"[:300])
         return SessionOp(op, _session_id(message, required=True))
     stop = message.get("stop") or []
