@@ -4,6 +4,9 @@
 // EXECUTORCH_OPENVINO_BACKEND_ID; programs lowered with executorch_openvino's partitioner name it.
 #pragma once
 
+#include <stddef.h>
+#include <stdint.h>
+
 #if defined(_WIN32)
 #define EXECUTORCH_OPENVINO_API __declspec(dllimport)
 #else
@@ -103,6 +106,27 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_set_option(const char* key, cons
 EXECUTORCH_OPENVINO_API int executorch_openvino_save_state(const char* name);
 EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state(const char* name);
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state(const char* name);
+
+// The same for one program's methods only. Methods loaded on this thread after set_load_owner(owner)
+// belong to `owner` (any value but 0, which ends it); the *_of calls act on that owner's methods
+// alone, so that several programs in one process (a server's sessions, each its own load) keep their
+// states apart. Owner 0 in the *_of calls means every method, as the calls above.
+EXECUTORCH_OPENVINO_API void executorch_openvino_set_load_owner(uint64_t owner);
+EXECUTORCH_OPENVINO_API int executorch_openvino_save_state_of(uint64_t owner, const char* name);
+EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state_of(uint64_t owner, const char* name);
+EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, const char* name);
+
+// State files: the state saved as `name` by the owner's methods written to `path` with `size`
+// bytes of the caller's own (`data`, may be NULL when size is 0), and read back in another process
+// into a state saved as `name` (then restore_state_of sets it in). Reading refuses, naming why and
+// changing nothing, a file that is truncated or damaged, or written by another program or with other
+// options (device, precision, attention); `data` receives at most `capacity` of the caller's bytes and
+// `*size` their whole count (call again with room for them when larger). Paged caches only (the
+// CPU's default); grown caches are refused. 0, or the ExecuTorch error code.
+EXECUTORCH_OPENVINO_API int executorch_openvino_write_state(uint64_t owner, const char* name, const char* path,
+                                                            const void* data, size_t size);
+EXECUTORCH_OPENVINO_API int executorch_openvino_read_state(uint64_t owner, const char* name, const char* path,
+                                                           void* data, size_t capacity, size_t* size);
 
 // The value a load would take for `key` from executorch_openvino_set_option or the environment,
 // "" when neither sets it (or the key is unknown). Valid until the thread's next call.

@@ -161,6 +161,12 @@ EOV_GENERATION_API int eov_conversation_assume(eov_conversation* conversation, c
 // Keeps the model's state under `name` (the delegate's saved states), and later starts from it.
 EOV_GENERATION_API int eov_conversation_save(eov_conversation* conversation, const char* name);
 EOV_GENERATION_API int eov_conversation_restore(eov_conversation* conversation, const char* name);
+// The conversation's state in a file and back, in this process or another: the tokens it holds and
+// the program's caches for them. Reading refuses (the reason in eov_generation_last_error), changing
+// nothing, a file that is truncated or damaged, or written by another program or with other options.
+// The caches must be paged (the CPU's default).
+EOV_GENERATION_API int eov_conversation_write_state(eov_conversation* conversation, const char* path);
+EOV_GENERATION_API int eov_conversation_read_state(eov_conversation* conversation, const char* path);
 // Ends the running generation at its next token, from any thread ("cancelled").
 EOV_GENERATION_API void eov_conversation_cancel(eov_conversation* conversation);
 

@@ -395,7 +395,7 @@ int eov_conversation_save(eov_conversation* conversation, const char* name) {
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "a saved state needs a name");
     if (conversation->program->resident != conversation)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "the conversation's state is not in its program (another ran since)");
-    if (executorch_openvino_save_state(name) != 0)
+    if (executorch_openvino_save_state_of(conversation->program->model->state_owner(), name) != 0)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("saving the state '") + name +
                                                        "' failed: " + executorch_openvino_last_error());
     conversation->program->saved[name] = conversation->conversation.held();
@@ -409,12 +409,92 @@ int eov_conversation_restore(eov_conversation* conversation, const char* name) {
     auto saved = conversation->program->saved.find(name);
     if (saved == conversation->program->saved.end())
       return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("no state saved as '") + name + "' on this program");
-    if (executorch_openvino_restore_state(name) != 0)
+    if (executorch_openvino_restore_state_of(conversation->program->model->state_owner(), name) != 0)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("restoring the state '") + name +
                                                        "' failed: " + executorch_openvino_last_error());
     conversation->conversation.reset(saved->second);
     conversation->program->resident = conversation;
-    if (conversation->draft) conversation->draft->forget();  // restore_state reaches every program
+    if (conversation->draft) conversation->draft->forget();  // it drafted for another conversation
+    return 0;
+  });
+}
+
+namespace {
+
+// The engine's bytes in a state file: the tokens the caches hold, which the delegate's part of the
+// file does not know.
+constexpr char kTokensMagic[8] = {'E', 'O', 'V', 'T', 'O', 'K', 'N', '1'};
+constexpr const char* kFileState = "executorch_openvino.state_file";
+
+std::vector<uint8_t> tokens_bytes(const std::vector<int64_t>& tokens) {
+  std::vector<uint8_t> bytes(kTokensMagic, kTokensMagic + sizeof(kTokensMagic));
+  const uint64_t count = tokens.size();
+  for (size_t i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(count >> (8 * i)));
+  for (int64_t token : tokens)
+    for (size_t i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(static_cast<uint64_t>(token) >> (8 * i)));
+  return bytes;
+}
+
+std::optional<std::vector<int64_t>> tokens_from(const std::vector<uint8_t>& bytes) {
+  const auto read = [&](size_t at) {
+    uint64_t value = 0;
+    for (size_t i = 0; i < 8; ++i) value |= static_cast<uint64_t>(bytes[at + i]) << (8 * i);
+    return value;
+  };
+  if (bytes.size() < 16 || std::memcmp(bytes.data(), kTokensMagic, 8) != 0) return std::nullopt;
+  const uint64_t count = read(8);
+  if (count != (bytes.size() - 16) / 8 || (bytes.size() - 16) % 8 != 0) return std::nullopt;
+  std::vector<int64_t> tokens(count);
+  for (size_t i = 0; i < count; ++i) tokens[i] = static_cast<int64_t>(read(16 + 8 * i));
+  return tokens;
+}
+
+}  // namespace
+
+int eov_conversation_write_state(eov_conversation* conversation, const char* path) {
+  return guarded([&] {
+    if (conversation == nullptr || path == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or path");
+    const uint64_t owner = conversation->program->model->state_owner();
+    if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state goes to a file");
+    if (conversation->program->resident != conversation)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "the conversation's state is not in its program (another ran since)");
+    const std::vector<uint8_t> tokens = tokens_bytes(conversation->conversation.held());
+    int code = executorch_openvino_save_state_of(owner, kFileState);
+    if (code == 0) code = executorch_openvino_write_state(owner, kFileState, path, tokens.data(), tokens.size());
+    const std::string why = code == 0 ? "" : executorch_openvino_last_error();
+    executorch_openvino_forget_state_of(owner, kFileState);
+    if (code != 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "writing the state to " + std::string(path) + " failed: " + why);
+    return 0;
+  });
+}
+
+int eov_conversation_read_state(eov_conversation* conversation, const char* path) {
+  return guarded([&] {
+    if (conversation == nullptr || path == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or path");
+    const uint64_t owner = conversation->program->model->state_owner();
+    if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state comes from a file");
+    // Room for every token the context holds: a file that says more is malformed.
+    std::vector<uint8_t> bytes(16 + 8 * static_cast<size_t>(std::max<int64_t>(conversation->program->model->context(), 0)));
+    size_t size = 0;
+    if (executorch_openvino_read_state(owner, kFileState, path, bytes.data(), bytes.size(), &size) != 0)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, executorch_openvino_last_error());
+    int code = 0;
+    std::optional<std::vector<int64_t>> tokens;
+    if (size <= bytes.size()) {
+      bytes.resize(size);
+      tokens = tokens_from(bytes);
+    }
+    if (code == 0 && tokens && static_cast<int64_t>(tokens->size()) <= conversation->program->model->context())
+      code = executorch_openvino_restore_state_of(owner, kFileState);
+    else if (code == 0)
+      code = -1;
+    const std::string why = code > 0 ? executorch_openvino_last_error() : "";
+    executorch_openvino_forget_state_of(owner, kFileState);
+    if (code < 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string(path) + ": its tokens are malformed");
+    if (code != 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, why);
+    conversation->conversation.reset(*tokens);
+    conversation->program->resident = conversation;
+    if (conversation->draft) conversation->draft->forget();
     return 0;
   });
 }

@@ -33,6 +33,9 @@ class LanguageModel {
   // The program's own special ids (its metadata), when it names them.
   virtual std::vector<int64_t> eos_ids() const { return {}; }
   virtual int64_t bos_id() const { return -1; }  // -1: none
+  // The delegate's owner of its methods (executorch_openvino_set_load_owner): its saved states are
+  // its own. 0: a model whose state is not the delegate's (behind a callback).
+  virtual uint64_t state_owner() const { return 0; }
 };
 
 // Feeds `tokens` from `start` in calls of at most max_call_tokens; the last call's logits.

@@ -1,6 +1,8 @@
 // A language-model program through ExecuTorch's Module (program_model.h).
 #include "generation/program_model.h"
 
+#include <atomic>
+
 #include <executorch/extension/module/module.h>
 #include <executorch/extension/tensor/tensor_ptr.h>
 #include <executorch/extension/tensor/tensor_ptr_maker.h>
@@ -78,8 +80,14 @@ Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte
   // openvino recipe's default): such a program cannot check drafts.
   model->all_logits_ = rank == 3 && (logits->sizes()[1] > 1 || model->max_call_tokens_ == 1);
   model->vocab_ = static_cast<size_t>(logits->sizes()[rank - 1]);
-  if (Error error = module->load_method(method); error != Error::Ok)
-    return invalid(why("cannot load the method " + method, error));
+  // The method's partitions are this program's alone: saving or restoring its state (a session's, a
+  // prefix's) never reaches another program loaded in the process.
+  static std::atomic<uint64_t> next_owner{1};
+  model->owner_ = next_owner.fetch_add(1);
+  executorch_openvino_set_load_owner(model->owner_);
+  const Error loaded = module->load_method(method);
+  executorch_openvino_set_load_owner(0);
+  if (loaded != Error::Ok) return invalid(why("cannot load the method " + method, loaded));
   model->context_ = model->max_call_tokens_ + (model->start_only_ ? 1 : 0);
   for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
     std::vector<int64_t> value = constant(*module, name);

@@ -29,6 +29,7 @@ class ProgramModel : public LanguageModel {
   bool all_logits() const override { return all_logits_; }
   std::vector<int64_t> eos_ids() const override { return eos_; }
   int64_t bos_id() const override { return bos_; }
+  uint64_t state_owner() const override { return owner_; }
 
  private:
   ProgramModel() = default;
@@ -38,6 +39,7 @@ class ProgramModel : public LanguageModel {
   size_t vocab_ = 0;
   int64_t context_ = 0, max_call_tokens_ = 0, bos_ = -1;
   bool start_only_ = true, all_logits_ = false;
+  uint64_t owner_ = 0;
   std::vector<int64_t> eos_;
   std::vector<int64_t> ids_, positions_;  // the inputs' memory, reused between calls
 };

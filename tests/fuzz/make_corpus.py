@@ -6,6 +6,7 @@ mutate from. Rerun after a change of the blob format or of the IR cases; the out
                   optional section (precompiled model, input arguments, named weights, input bounds,
                   grown caches)
   backend_init/   the backend_init_fuzzer's input: an IR's XML, a NUL byte, its weights
+  state_file/     state files (src/state_file): none, one and two partitions, with the engine's tokens
 
 Usage: python tests/fuzz/make_corpus.py [OUT_DIR]   (default: tests/fuzz/corpus)
 """
@@ -58,12 +59,32 @@ def with_unknown_section(data: bytes, kind: int) -> bytes:
     return bytes(out)
 
 
+def state_file(partitions, application: bytes = b"") -> bytes:
+    """A state file as src/state_file/state_file.cpp writes it; partitions: (program, form, length, parts)."""
+    payload = struct.pack("<I", len(partitions))
+    for program, form, length, parts in partitions:
+        payload += struct.pack("<QQ", program, len(form)) + form + struct.pack("<qI", length, len(parts))
+        payload += b"".join(struct.pack("<Q", len(part)) + part for part in parts)
+    payload += struct.pack("<Q", len(application)) + application
+    return b"EOVSTATE" + struct.pack("<IQI", 1, len(payload), zlib.crc32(payload)) + payload
+
+
+def write_state_files(folder: Path) -> None:
+    tokens = b"EOVTOKN1" + struct.pack("<Q4q", 4, 1, 22, 333, 4444)
+    form = b"paged, 2 caches, blocks of 32 positions in 64 bytes"
+    (folder / "empty.state").write_bytes(state_file([]))
+    (folder / "one.state").write_bytes(state_file([(7, form, 5, [bytes(range(64)), bytes(64)])], tokens))
+    (folder / "two.state").write_bytes(state_file([(7, form, 33, [b"a" * 128, b"b" * 128]),
+                                                   (9, b"", 0, [])], tokens))
+
+
 def main() -> int:
     out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "corpus"
-    blobs, inits = out / "blob_parse", out / "backend_init"
-    for folder in (blobs, inits):
+    blobs, inits, states = out / "blob_parse", out / "backend_init", out / "state_file"
+    for folder in (blobs, inits, states):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
+    write_state_files(states)
 
     irs = {name: ir_of(make_ir_cases.CASES[name]()[0]) for name in CASE_NAMES}
     irs["dynamic_batch"] = ir_of(dynamic_batch_model())

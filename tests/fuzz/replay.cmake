@@ -23,5 +23,8 @@ add_fuzz_replay(backend_init "${_fuzz_dir}/backend_init_fuzzer.cpp")
 target_link_libraries(backend_init_replay PRIVATE eov_test_support eov_blob)
 target_compile_definitions(backend_init_replay PRIVATE EOV_FUZZ_OPENVINO_LIB_PATH="${OV_C_LIBRARY}")
 
+add_fuzz_replay(state_file "${_fuzz_dir}/state_file_fuzzer.cpp")
+target_link_libraries(state_file_replay PRIVATE eov_state_file)
+
 add_fuzz_replay(text_stream "${_fuzz_dir}/text_stream_fuzzer.cpp" "${PROJECT_SOURCE_DIR}/src/generation/text_stream.cpp")
 target_include_directories(text_stream_replay PRIVATE "${PROJECT_SOURCE_DIR}/src")

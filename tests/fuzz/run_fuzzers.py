@@ -24,6 +24,7 @@ FUZZERS = {
     "blob_parse_fuzzer": ["-max_len=16384"],
     "backend_init_fuzzer": ["-max_len=16384", f"-dict={HERE / 'ir_xml.dict'}"],
     "text_stream_fuzzer": ["-max_len=4096"],
+    "state_file_fuzzer": ["-max_len=8192"],
 }
 COMMON = ["-print_final_stats=1", "-timeout=60", "-rss_limit_mb=6144"]
 

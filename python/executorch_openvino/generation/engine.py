@@ -108,6 +108,8 @@ def _declare(lib: ctypes.CDLL) -> None:
             ("eov_conversation_assume", [p, _int64_p, ctypes.c_size_t], ctypes.c_int),
             ("eov_conversation_save", [p, ctypes.c_char_p], ctypes.c_int),
             ("eov_conversation_restore", [p, ctypes.c_char_p], ctypes.c_int),
+            ("eov_conversation_write_state", [p, ctypes.c_char_p], ctypes.c_int),
+            ("eov_conversation_read_state", [p, ctypes.c_char_p], ctypes.c_int),
             ("eov_conversation_cancel", [p], None)):
         function = getattr(lib, name)
         function.argtypes, function.restype = args, result
@@ -450,6 +452,16 @@ class Conversation:
 
     def restore(self, name: str) -> None:
         _check(self.program._lib.eov_conversation_restore(self._handle, name.encode()))
+
+    def write_state(self, path) -> None:
+        """Writes what the conversation holds (its tokens and the program's caches for them) to `path`,
+        for read_state() in this process or another (docs/serving.md#state-files)."""
+        _check(self.program._lib.eov_conversation_write_state(self._handle, str(path).encode()))
+
+    def read_state(self, path) -> None:
+        """Continues from a state written by write_state(). Raises GenerationValueError, changing
+        nothing, for a file that is truncated or damaged, or written by another program or options."""
+        _check(self.program._lib.eov_conversation_read_state(self._handle, str(path).encode()))
 
     def cancel(self) -> None:
         """Ends the running generation at its next token (from another thread)."""

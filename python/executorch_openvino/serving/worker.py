@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import select
+import signal
 import sys
 import time
 from pathlib import Path
@@ -42,6 +44,8 @@ def _arguments(argv: Optional[List[str]]) -> argparse.Namespace:
     parser.add_argument("--data", help="the .ptd holding the program's weights, when they are kept apart")
     parser.add_argument("--max-sessions", type=int, default=DEFAULT_SESSIONS,
                         help=f"named sessions hosted at once, each with its own caches (default {DEFAULT_SESSIONS})")
+    parser.add_argument("--state-dir", help="keep named sessions' states in this folder: written when a session "
+                        "closes and when the worker stops, read back when it opens again")
     args = parser.parse_args(argv)
     if args.max_sessions < 0:
         parser.error("--max-sessions must be 0 or more")
@@ -73,7 +77,8 @@ class Worker:
 
         self.out = out
         tokenizer_json = _tokenizer_file(Path(args.tokenizer))
-        self.sessions = SessionTable(Path(args.model), Path(args.data) if args.data else None, args.max_sessions)
+        self.sessions = SessionTable(Path(args.model), Path(args.data) if args.data else None, args.max_sessions,
+                                     Path(args.state_dir) if args.state_dir else None)
         program = self.sessions.program
         text = tokenizer_json.read_text(encoding="utf-8")
         self.tokenizer = Tokenizer.from_str(text)
@@ -187,24 +192,72 @@ def main(argv: Optional[List[str]] = None) -> int:
         log.error("cannot start: %s", failure)
         out.write(line(error(f"cannot start: {failure}", INVALID_REQUEST)))
         return 1
+    lines = _Lines(sys.stdin.fileno())
     worker.ready()
     log.info("ready: %s, %d named sessions at most", args.model, args.max_sessions)
-    stdin = sys.stdin.buffer
     try:
         while True:
-            raw = stdin.readline(MAX_LINE + 1)
-            if not raw:
+            raw = lines.next()
+            if raw is None:
                 return 0
             if len(raw) > MAX_LINE:
-                while raw and not raw.endswith(b"\n"):  # the rest of the overlong line
-                    raw = stdin.readline(MAX_LINE + 1)
                 worker.send(error(f"a request line is longer than the {MAX_LINE} bytes this worker reads",
                                   INVALID_REQUEST))
-                continue
-            if raw.strip():
+            elif raw.strip():
                 worker.handle(raw)
-    except BrokenPipeError:  # the server went away
+    except (BrokenPipeError, _Stopped):  # the server went away, or stopped us
         return 0
+    finally:
+        worker.sessions.persist_all()
+
+
+class _Lines:
+    """Request lines from a descriptor, waiting in select() beside a wake-up pipe: the server stops
+    its worker with SIGTERM, which any thread may receive; a main thread blocked in read() would never
+    run the handler, so the signal's byte on the pipe wakes it instead. A line longer than MAX_LINE is
+    returned cut (its length says so) and the rest of it skipped."""
+
+    def __init__(self, fd: int):
+        self._fd, self._pending, self._skipping = fd, b"", False
+        self._wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        signal.set_wakeup_fd(wake_write)
+        signal.signal(signal.SIGTERM, _stop)
+        # A worker started from a thread that blocks SIGTERM inherits the mask: unblock it here.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+    def next(self) -> Optional[bytes]:
+        while True:
+            end = self._pending.find(b"\n")
+            if end >= 0:
+                line, self._pending = self._pending[: end + 1], self._pending[end + 1 :]
+                if self._skipping:
+                    self._skipping = False
+                    continue
+                return line
+            if len(self._pending) > MAX_LINE and not self._skipping:
+                line, self._pending, self._skipping = self._pending, b"", True
+                return line
+            if self._skipping:
+                self._pending = b""
+            ready, _, _ = select.select([self._fd, self._wake_read], [], [])
+            if self._wake_read in ready:
+                os.read(self._wake_read, 512)  # the handler runs as this returns to Python
+            if self._fd in ready:
+                chunk = os.read(self._fd, 1 << 20)
+                if not chunk:  # the server closed our input: its last line, if unterminated, then the end
+                    last, self._pending = (None if self._skipping else self._pending or None), b""
+                    self._skipping = False
+                    return last
+                self._pending += chunk
+
+
+class _Stopped(BaseException):
+    """SIGTERM: a BaseException, so that no handler of a request's failures takes it for one."""
+
+
+def _stop(signum, frame):
+    raise _Stopped()
 
 
 if __name__ == "__main__":

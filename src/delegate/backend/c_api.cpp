@@ -2,7 +2,10 @@
 // at run time, such as the Python package.
 #include <executorch_openvino/backend.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "delegate/compiling/compiled_model_cache.h"
 #include "delegate/backend/errors.h"
@@ -121,6 +124,57 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state(const char* name) 
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state(const char* name) {
   return static_cast<int>(executorch_openvino::delegate::forget_prefixes(name == nullptr ? "" : name));
+}
+
+EXECUTORCH_OPENVINO_API void executorch_openvino_set_load_owner(uint64_t owner) {
+  executorch_openvino::delegate::set_load_owner(owner);
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_save_state_of(uint64_t owner, const char* name) {
+  namespace delegate = executorch_openvino::delegate;
+  delegate::clear_last_error();
+  executorch_openvino::Outcome<size_t> saved = delegate::save_prefixes(name == nullptr ? "" : name, owner);
+  return saved.ok() ? 0 : static_cast<int>(delegate::report(saved.failure()));
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state_of(uint64_t owner, const char* name) {
+  namespace delegate = executorch_openvino::delegate;
+  delegate::clear_last_error();
+  executorch_openvino::Outcome<size_t> restored = delegate::restore_prefixes(name == nullptr ? "" : name, owner);
+  return restored.ok() ? 0 : static_cast<int>(delegate::report(restored.failure()));
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, const char* name) {
+  return static_cast<int>(executorch_openvino::delegate::forget_prefixes(name == nullptr ? "" : name, owner));
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_write_state(uint64_t owner, const char* name, const char* path,
+                                                            const void* data, size_t size) {
+  namespace delegate = executorch_openvino::delegate;
+  delegate::clear_last_error();
+  if (name == nullptr || path == nullptr || (data == nullptr && size > 0))
+    return static_cast<int>(delegate::report(executorch_openvino::Failure{
+        executorch_openvino::FailureKind::kInvalidArgument, "write_state needs a name, a path and the bytes given"}));
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  executorch_openvino::Status written =
+      delegate::write_prefixes(name, owner, path, std::vector<uint8_t>(bytes, bytes + size));
+  return written.ok() ? 0 : static_cast<int>(delegate::report(written.failure()));
+}
+
+EXECUTORCH_OPENVINO_API int executorch_openvino_read_state(uint64_t owner, const char* name, const char* path,
+                                                           void* data, size_t capacity, size_t* size) {
+  namespace delegate = executorch_openvino::delegate;
+  delegate::clear_last_error();
+  if (name == nullptr || path == nullptr || size == nullptr || (data == nullptr && capacity > 0))
+    return static_cast<int>(delegate::report(executorch_openvino::Failure{
+        executorch_openvino::FailureKind::kInvalidArgument, "read_state needs a name, a path and room for a size"}));
+  executorch_openvino::Outcome<std::vector<uint8_t>> read = delegate::read_prefixes(name, owner, path);
+  if (!read.ok()) return static_cast<int>(delegate::report(read.failure()));
+  const std::vector<uint8_t>& application = read.value();
+  *size = application.size();
+  if (!application.empty() && capacity > 0)
+    std::memcpy(data, application.data(), std::min(capacity, application.size()));
+  return 0;
 }
 
 EXECUTORCH_OPENVINO_API const char* executorch_openvino_get_option(const char* key) {

@@ -3,6 +3,7 @@
 // partition loaded from the same blob with the same options (compiled_model_cache.h).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,9 @@ struct CompiledModel {
   // A paged model's causal mask when the model computes it: its last output, kept out of `outputs`
   // (the program's) and read by the delegate after each call.
   std::optional<openvino_api::PortInfo> computed_mask;
+  // What made it, hashed: the program's content, the device and the options (compiled_model_cache.h's
+  // key). A state file records it, and a file from another program or options is refused.
+  uint64_t identity = 0;
 };
 
 // A source's name in diagnostics: "ir", "precompiled", "cache", "upstream".

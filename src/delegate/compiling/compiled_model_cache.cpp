@@ -106,6 +106,7 @@ Outcome<std::shared_ptr<const CompiledModel>> shared_model(const std::string& ke
   }
   Outcome<std::unique_ptr<CompiledModel>> compiled = make();
   if (!compiled.ok()) return compiled.failure();
+  compiled.value()->identity = content_hash(key.data(), key.size());
   std::shared_ptr<const CompiledModel> model(std::move(compiled).value());
   std::lock_guard<std::mutex> lock(c.mutex);  // slot->model is written holding both locks
   slot->model = model;

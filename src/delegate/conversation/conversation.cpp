@@ -27,6 +27,12 @@ Status Conversation::restore_prefix(const std::string& name, openvino_api::ov_in
   return no_prefix_saved_as(name);
 }
 
+Outcome<Conversation::PrefixImage> Conversation::prefix_image(const std::string& name) const {
+  return no_prefix_saved_as(name);
+}
+
+Status Conversation::install_prefix(const std::string&, PrefixImage) { return no_state_files(); }
+
 Outcome<std::unique_ptr<Conversation>> choose_conversation(openvino_api::Runtime& runtime,
                                                            const CompiledModel& compiled, const CallInputs& inputs,
                                                            openvino_api::ov_infer_request* request) {
@@ -47,6 +53,12 @@ Outcome<std::unique_ptr<Conversation>> choose_conversation(openvino_api::Runtime
 
 Failure no_prefix_saved_as(const std::string& name) {
   return Failure{FailureKind::kInvalidArgument, "no state saved as '" + name + "'"};
+}
+
+Failure no_state_files() {
+  return Failure{FailureKind::kInvalidArgument,
+                 "state files need the caches paged (attention=paged, the default on the CPU): grown caches "
+                 "live in OpenVINO's variables, which this release does not write to or read from a file"};
 }
 
 std::optional<int64_t> first_position(const EValue& value) {

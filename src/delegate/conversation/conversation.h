@@ -35,6 +35,9 @@ struct CallInputs {
 
 using Arguments = executorch::runtime::Span<executorch::runtime::EValue*>;
 
+// The refusal of a state file by a form whose caches live in OpenVINO's variables.
+Failure no_state_files();
+
 class Conversation {
  public:
   virtual ~Conversation() = default;
@@ -61,6 +64,21 @@ class Conversation {
   virtual Status restore_prefix(const std::string& name, openvino_api::ov_infer_request* request);
   virtual bool forget_prefix(const std::string& name) { return false; }
   virtual bool has_prefix(const std::string& name) const { return false; }
+
+  // A saved prefix as bytes, for a state file (state_file/state_file.h), and one taken back from
+  // such bytes under `name`. Only forms whose caches are plain memory here do it (paged ones);
+  // install refuses parts that do not fit this partition's caches, and changes nothing then.
+  struct PrefixImage {
+    int64_t length = 0;
+    std::vector<std::vector<uint8_t>> parts;
+  };
+  virtual Outcome<PrefixImage> prefix_image(const std::string& name) const;
+  virtual Status check_image(int64_t length, const std::vector<std::vector<uint8_t>>& parts) const {
+    return no_state_files();
+  }
+  virtual Status install_prefix(const std::string& name, PrefixImage image);
+  // How the caches are laid out, in words a refusal can name ("" for forms without files).
+  virtual std::string cache_form() const { return ""; }
 };
 
 // The form of `compiled`'s caches, for a partition whose request is `request` (bound at once).
@@ -70,6 +88,7 @@ Outcome<std::unique_ptr<Conversation>> choose_conversation(openvino_api::Runtime
 
 // The refusal of a restore under a name nothing was saved under.
 Failure no_prefix_saved_as(const std::string& name);
+
 
 // What the implementations share.
 
@@ -98,6 +117,17 @@ class KeepsPrefixes : public Conversation {
   }
   bool forget_prefix(const std::string& name) final { return kept_.erase(name) > 0; }
   bool has_prefix(const std::string& name) const final { return kept_.count(name) > 0; }
+  Outcome<PrefixImage> prefix_image(const std::string& name) const final {
+    auto found = kept_.find(name);
+    if (found == kept_.end()) return no_prefix_saved_as(name);
+    return image_of(found->second);
+  }
+  Status install_prefix(const std::string& name, PrefixImage image) final {
+    Outcome<Prefix> prefix = from_image(std::move(image));
+    if (!prefix.ok()) return prefix.failure();
+    kept_.insert_or_assign(name, std::move(prefix).value());
+    return ok_status();
+  }
 
  protected:
   struct Prefix {
@@ -107,6 +137,9 @@ class KeepsPrefixes : public Conversation {
   virtual Outcome<Prefix> take(openvino_api::ov_infer_request* request) = 0;
   // The next call continues at the prefix's length.
   virtual Status put_back(const Prefix& prefix, openvino_api::ov_infer_request* request) = 0;
+  // A prefix as bytes and back (state files); by default the form does not write files.
+  virtual Outcome<PrefixImage> image_of(const Prefix& prefix) const { return no_state_files(); }
+  virtual Outcome<Prefix> from_image(PrefixImage image) const { return no_state_files(); }
 
  private:
   std::map<std::string, Prefix> kept_;

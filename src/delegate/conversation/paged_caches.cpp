@@ -73,6 +73,32 @@ PagedCaches::Snapshot PagedCaches::take(int64_t length) const {
   return snapshot;
 }
 
+Status PagedCaches::check(const std::vector<std::vector<uint8_t>>& blocks_of, int64_t length) const {
+  if (blocks_of.size() != caches_.size())
+    return Failure{FailureKind::kInvalidArgument, "the state holds " + std::to_string(blocks_of.size()) +
+                                                      " caches and this program has " + std::to_string(caches_.size())};
+  const size_t blocks = static_cast<size_t>((length + kPagedBlockSize - 1) / kPagedBlockSize);
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    const size_t bytes = std::min(blocks * caches_[i].block_bytes, caches_[i].memory.size);
+    if (blocks_of[i].size() != bytes)
+      return Failure{FailureKind::kInvalidArgument,
+                     "cache " + std::to_string(i) + " of the state holds " + std::to_string(blocks_of[i].size()) +
+                         " bytes for " + std::to_string(length) + " positions; this program's takes " +
+                         std::to_string(bytes) + " (another precision, or past the context)"};
+  }
+  return ok_status();
+}
+
+std::string PagedCaches::form() const {
+  std::string sizes;
+  for (const Cache& cache : caches_) {
+    const std::string size = std::to_string(cache.block_bytes);
+    if (sizes.find(size) == std::string::npos) sizes += (sizes.empty() ? "" : "/") + size;
+  }
+  return "paged, " + std::to_string(caches_.size()) + " caches, blocks of " + std::to_string(kPagedBlockSize) +
+         " positions in " + sizes + " bytes";
+}
+
 void PagedCaches::restore(const Snapshot& snapshot) {
   for (size_t i = 0; i < caches_.size() && i < snapshot.blocks.size(); ++i) {
     std::memcpy(caches_[i].memory.data.get(), snapshot.blocks[i].data(), snapshot.blocks[i].size());

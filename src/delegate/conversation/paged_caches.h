@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
@@ -42,6 +43,11 @@ class PagedCaches {
   };
   Snapshot take(int64_t length) const;
   void restore(const Snapshot& snapshot);
+  // A snapshot of `length` positions read from elsewhere (a state file): refused, naming the
+  // difference, unless it has a part per cache of the size take(length) gives.
+  Status check(const std::vector<std::vector<uint8_t>>& blocks, int64_t length) const;
+  // The caches in words: how many, and their bytes per block.
+  std::string form() const;
 
  private:
   struct Cache {

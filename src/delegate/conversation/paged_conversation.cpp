@@ -74,4 +74,20 @@ Status PagedConversation::put_back(const Prefix& prefix, openvino_api::ov_infer_
   return ok_status();
 }
 
+Outcome<Conversation::PrefixImage> PagedConversation::image_of(const Prefix& prefix) const {
+  return PrefixImage{prefix.length, prefix.content.blocks};
+}
+
+Status PagedConversation::check_image(int64_t length, const std::vector<std::vector<uint8_t>>& parts) const {
+  if (length < 0 || length > layout_.blocks * kPagedBlockSize)
+    return Failure{FailureKind::kInvalidArgument, "the state holds " + std::to_string(length) +
+                                                      " positions, past this program's caches"};
+  return caches_->check(parts, length);
+}
+
+Outcome<PagedConversation::Prefix> PagedConversation::from_image(PrefixImage image) const {
+  if (Status fits = check_image(image.length, image.parts); !fits.ok()) return fits.failure();
+  return Prefix{PagedCaches::Snapshot{std::move(image.parts)}, image.length};
+}
+
 }  // namespace executorch_openvino::delegate

@@ -33,6 +33,10 @@ class PagedConversation final : public KeepsPrefixes<PagedCaches::Snapshot> {
   // A copy of the blocks that hold the positions so far.
   Outcome<Prefix> take(openvino_api::ov_infer_request* request) override;
   Status put_back(const Prefix& prefix, openvino_api::ov_infer_request* request) override;
+  Outcome<PrefixImage> image_of(const Prefix& prefix) const override;
+  Outcome<Prefix> from_image(PrefixImage image) const override;
+  std::string cache_form() const override { return caches_->form(); }
+  Status check_image(int64_t length, const std::vector<std::vector<uint8_t>>& parts) const override;
   // The mask the model computed for the call that just ran (its output): it must be causal.
   Status check_computed_mask(openvino_api::ov_infer_request* request) const;
 

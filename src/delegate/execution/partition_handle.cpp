@@ -227,6 +227,26 @@ bool PartitionHandle::forget_prefix(const std::string& name) {
   return conversation_->forget_prefix(name);
 }
 
+Outcome<Conversation::PrefixImage> PartitionHandle::prefix_image(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return conversation_->prefix_image(name);
+}
+
+Status PartitionHandle::check_image(int64_t length, const std::vector<std::vector<uint8_t>>& parts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return conversation_->check_image(length, parts);
+}
+
+Status PartitionHandle::install_prefix(const std::string& name, Conversation::PrefixImage image) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return conversation_->install_prefix(name, std::move(image));
+}
+
+std::string PartitionHandle::cache_form() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return conversation_->cache_form();
+}
+
 Status PartitionHandle::check_bounds(Span<EValue*> args) const {
   for (const blob::InputBound& bound : bounds_) {
     const std::optional<std::string> outside = first_out_of_bounds(*args[bound.input], bound);

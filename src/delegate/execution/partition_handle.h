@@ -55,6 +55,12 @@ class PartitionHandle {
   Status restore_prefix(const std::string& name);
   bool forget_prefix(const std::string& name);
   bool has_prefix(const std::string& name);
+  // For state files (saved_prefixes.h): a saved prefix as bytes, the check of bytes read back, their
+  // installation under a name, and the form of the caches in words.
+  Outcome<Conversation::PrefixImage> prefix_image(const std::string& name);
+  Status check_image(int64_t length, const std::vector<std::vector<uint8_t>>& parts);
+  Status install_prefix(const std::string& name, Conversation::PrefixImage image);
+  std::string cache_form();
 
  private:
   PartitionHandle(openvino_api::Runtime& runtime, std::shared_ptr<const CompiledModel> compiled,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Served
+from serving_support import Served
 
 pytest.importorskip("fastapi", reason="serve needs the [serve] extra (requirements.txt installs it)")
 
@@ -44,10 +44,10 @@ def test_eight_clients_a_thousand_requests(served):
     client's next request on that session must be answered), and memory that grows per request
     (a leak of 20 kB a request fails the bound)."""
     from openai import OpenAI
-    from test_serve import _expected
+    from serving_support import expected_answer
 
     folder = served[2]
-    expected = {prompt: _expected(served, [{"role": "user", "content": prompt}], TOKENS) for prompt in PROMPTS}
+    expected = {prompt: expected_answer(served, [{"role": "user", "content": prompt}], TOKENS) for prompt in PROMPTS}
     server = Served(folder, "--max-sessions", str(CLIENTS))
     failures, done, memory = [], [0], {}
     lock = threading.Lock()

@@ -80,8 +80,8 @@ def test_the_parser_gives_a_request_or_a_protocol_error_for_any_line():
 
 @pytest.mark.parametrize("seed", [1])
 def test_a_live_worker_answers_every_line_once_and_goes_on(served, seed):
-    from conftest import worker_command, worker_environment
-    from test_worker_protocol import eager_ids, encode
+    from serving_support import worker_command, worker_environment
+    from serving_support import eager_ids, encode
 
     model, tokenizer, folder = served
     worker = subprocess.Popen(worker_command(folder), stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SCRIPT, Served
+from serving_support import SCRIPT, Served, expected_answer
 
 pytest.importorskip("fastapi", reason="serve needs the [serve] extra (requirements.txt installs it)")
 
@@ -66,24 +66,12 @@ def test_openai_client_reads_the_scripted_answer_and_its_tool_call(scripted_serv
     assert called.choices[0].finish_reason == "tool_calls"
 
 
-def _expected(served, messages, count):
-    """What the program says alone for these messages: the chat template as the server renders it,
-    greedy in eager PyTorch, up to EOS."""
-    from conftest import TEMPLATE
-    from jinja2 import Template
-    from test_worker_protocol import eager_ids, encode
-
-    model, tokenizer, _ = served
-    rendered = Template(TEMPLATE).render(messages=messages, add_generation_prompt=True)
-    return tokenizer.decode(eager_ids(model, encode(tokenizer, rendered), count), skip_special_tokens=True)
-
-
 def test_streamed_and_whole_answers_equal_eager_greedy(served, llama_server):
     from openai import OpenAI
 
     client = OpenAI(base_url=llama_server.base_url, api_key="none")
     messages = [{"role": "user", "content": "the quick fox"}]
-    expected = _expected(served, messages, 12)
+    expected = expected_answer(served, messages, 12)
     whole = client.chat.completions.create(model="served", messages=messages, max_tokens=12, temperature=0)
     assert whole.choices[0].message.content == expected
     stream = client.chat.completions.create(model="served", messages=messages, max_tokens=12, temperature=0,
@@ -117,7 +105,7 @@ def test_stop_and_max_tokens(served, llama_server):
 
     client = OpenAI(base_url=llama_server.base_url, api_key="none")
     messages = [{"role": "user", "content": "open vino"}]
-    full = _expected(served, messages, 30)
+    full = expected_answer(served, messages, 30)
     stop = full[len(full) // 2 : len(full) // 2 + 2]
     assert stop and full.index(stop) > 0
     cut = client.chat.completions.create(model="served", messages=messages, max_tokens=30, stop=[stop])

@@ -5,41 +5,11 @@ sessions kept apart, every session op, errors with their codes, cancellation mid
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import List, Optional
 
 import pytest
 
-from llm_models import CONTEXT, Conversation, eager_step
-from llm_tokenizer import EOS
-
-
-@dataclass
-class Config:  # the fields WorkerClient.generate reads off its config
-    max_new_tokens: int = 16
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int = 0
-    seed: int = 0
-    stop: List[str] = field(default_factory=list)
-    session_id: Optional[str] = None
-    prompt_segments: Optional[list] = None
-
-
-def run(client, prompt, **options):
-    """(text pieces, WorkerStats) of one request."""
-    pieces, stats = [], []
-    client.generate(prompt, Config(**options), pieces.append, stats.append)
-    return pieces, stats[0]
-
-
-def eager_ids(model, prompt_ids, count):
-    generated, _ = Conversation(eager_step(model)).generate(prompt_ids, count)
-    return generated[: generated.index(EOS)] if EOS in generated else generated
-
-
-def encode(tokenizer, text):
-    return tokenizer.encode(text, add_special_tokens=False).ids
+from llm_models import CONTEXT
+from serving_support import Config, eager_ids, encode, run
 
 
 def test_ready_line_offers_sessions_and_cancellation(spawn):
