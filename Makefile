@@ -26,7 +26,7 @@ PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 comma := ,
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe bench-linear-stack bench-decode-step clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe bench-linear-stack bench-decode-step bench-serving clean distclean
 
 all: build
 
@@ -231,6 +231,9 @@ bench-linear-stack: build
 HF_RECIPE_WORK ?= $(HF_RECIPE_WORK_ROOT)/smollm2-135m
 bench-decode-step: build venv-bench
 	@$(BENCH_ENV) $(PYTHON) bench/kernels/decode_step.py --work $(HF_RECIPE_WORK) --results-dir $(BENCH_RESULTS_DIR)
+# Serving: warm resume against a cold prefill, sessions on one load, memory a session adds (bench/serving).
+bench-serving: build
+	@$(BENCH_ENV) $(PYTHON) bench/serving/serving_bench.py --work $(abspath $(BUILD))/serving-work --results-dir $(BENCH_RESULTS_DIR)
 
 clean:
 	rm -rf $(BUILD) $(BUILD).configure.log $(ASAN_BUILD) $(FUZZ_BUILD)

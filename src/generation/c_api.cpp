@@ -421,32 +421,39 @@ int eov_conversation_restore(eov_conversation* conversation, const char* name) {
 
 namespace {
 
-// The engine's bytes in a state file: the tokens the caches hold, which the delegate's part of the
-// file does not know.
+// The engine's bytes in a state file: the conversation's tokens and how many of them the caches
+// hold (the rest is the last token chosen, not yet fed), which the delegate's part does not know.
 constexpr char kTokensMagic[8] = {'E', 'O', 'V', 'T', 'O', 'K', 'N', '1'};
 constexpr const char* kFileState = "executorch_openvino.state_file";
 
-std::vector<uint8_t> tokens_bytes(const std::vector<int64_t>& tokens) {
+std::vector<uint8_t> tokens_bytes(const std::vector<int64_t>& tokens, size_t held) {
   std::vector<uint8_t> bytes(kTokensMagic, kTokensMagic + sizeof(kTokensMagic));
-  const uint64_t count = tokens.size();
-  for (size_t i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(count >> (8 * i)));
-  for (int64_t token : tokens)
-    for (size_t i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(static_cast<uint64_t>(token) >> (8 * i)));
+  const auto put = [&](uint64_t value) {
+    for (size_t i = 0; i < 8; ++i) bytes.push_back(static_cast<uint8_t>(value >> (8 * i)));
+  };
+  put(held);
+  put(tokens.size());
+  for (int64_t token : tokens) put(static_cast<uint64_t>(token));
   return bytes;
 }
 
-std::optional<std::vector<int64_t>> tokens_from(const std::vector<uint8_t>& bytes) {
+struct SavedTokens {
+  std::vector<int64_t> tokens;
+  size_t held = 0;
+};
+
+std::optional<SavedTokens> tokens_from(const std::vector<uint8_t>& bytes) {
   const auto read = [&](size_t at) {
     uint64_t value = 0;
     for (size_t i = 0; i < 8; ++i) value |= static_cast<uint64_t>(bytes[at + i]) << (8 * i);
     return value;
   };
-  if (bytes.size() < 16 || std::memcmp(bytes.data(), kTokensMagic, 8) != 0) return std::nullopt;
-  const uint64_t count = read(8);
-  if (count != (bytes.size() - 16) / 8 || (bytes.size() - 16) % 8 != 0) return std::nullopt;
-  std::vector<int64_t> tokens(count);
-  for (size_t i = 0; i < count; ++i) tokens[i] = static_cast<int64_t>(read(16 + 8 * i));
-  return tokens;
+  if (bytes.size() < 24 || std::memcmp(bytes.data(), kTokensMagic, 8) != 0) return std::nullopt;
+  const uint64_t held = read(8), count = read(16);
+  if ((bytes.size() - 24) % 8 != 0 || count != (bytes.size() - 24) / 8 || held > count) return std::nullopt;
+  SavedTokens saved{std::vector<int64_t>(count), static_cast<size_t>(held)};
+  for (size_t i = 0; i < count; ++i) saved.tokens[i] = static_cast<int64_t>(read(24 + 8 * i));
+  return saved;
 }
 
 }  // namespace
@@ -458,7 +465,8 @@ int eov_conversation_write_state(eov_conversation* conversation, const char* pat
     if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state goes to a file");
     if (conversation->program->resident != conversation)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "the conversation's state is not in its program (another ran since)");
-    const std::vector<uint8_t> tokens = tokens_bytes(conversation->conversation.held());
+    const std::vector<uint8_t> tokens =
+        tokens_bytes(conversation->conversation.tokens(), conversation->conversation.held().size());
     int code = executorch_openvino_save_state_of(owner, kFileState);
     if (code == 0) code = executorch_openvino_write_state(owner, kFileState, path, tokens.data(), tokens.size());
     const std::string why = code == 0 ? "" : executorch_openvino_last_error();
@@ -474,17 +482,17 @@ int eov_conversation_read_state(eov_conversation* conversation, const char* path
     const uint64_t owner = conversation->program->model->state_owner();
     if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state comes from a file");
     // Room for every token the context holds: a file that says more is malformed.
-    std::vector<uint8_t> bytes(16 + 8 * static_cast<size_t>(std::max<int64_t>(conversation->program->model->context(), 0)));
+    std::vector<uint8_t> bytes(24 + 8 * static_cast<size_t>(std::max<int64_t>(conversation->program->model->context(), 0) + 1));
     size_t size = 0;
     if (executorch_openvino_read_state(owner, kFileState, path, bytes.data(), bytes.size(), &size) != 0)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, executorch_openvino_last_error());
     int code = 0;
-    std::optional<std::vector<int64_t>> tokens;
+    std::optional<SavedTokens> tokens;
     if (size <= bytes.size()) {
       bytes.resize(size);
       tokens = tokens_from(bytes);
     }
-    if (code == 0 && tokens && static_cast<int64_t>(tokens->size()) <= conversation->program->model->context())
+    if (code == 0 && tokens && static_cast<int64_t>(tokens->held) <= conversation->program->model->context())
       code = executorch_openvino_restore_state_of(owner, kFileState);
     else if (code == 0)
       code = -1;
@@ -492,7 +500,7 @@ int eov_conversation_read_state(eov_conversation* conversation, const char* path
     executorch_openvino_forget_state_of(owner, kFileState);
     if (code < 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string(path) + ": its tokens are malformed");
     if (code != 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, why);
-    conversation->conversation.reset(*tokens);
+    conversation->conversation.resume(std::move(tokens->tokens), tokens->held);
     conversation->program->resident = conversation;
     if (conversation->draft) conversation->draft->forget();
     return 0;

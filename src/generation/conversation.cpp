@@ -22,6 +22,11 @@ void Conversation::reset(std::vector<int64_t> tokens) {
   tokens_ = held_;
 }
 
+void Conversation::resume(std::vector<int64_t> tokens, size_t held) {
+  tokens_ = std::move(tokens);
+  held_.assign(tokens_.begin(), tokens_.begin() + static_cast<std::ptrdiff_t>(std::min(held, tokens_.size())));
+}
+
 Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& given, const GenerationRequest& request) {
   cancelled_.store(false);
   LanguageModel& model = *model_;

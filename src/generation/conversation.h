@@ -68,6 +68,9 @@ class Conversation {
   // The model's state changed outside this conversation (another one ran, a saved state was
   // restored): it holds `tokens` now (none: start again at position 0).
   void reset(std::vector<int64_t> tokens = {});
+  // The same, for a state read back (a state file): the caches hold the first `held` of `tokens`, and
+  // the rest is the last token chosen, not yet fed.
+  void resume(std::vector<int64_t> tokens, size_t held);
   // Ends the running generation at its next token; safe from any thread.
   void cancel() { cancelled_.store(true); }
 

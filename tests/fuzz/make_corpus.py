@@ -70,7 +70,7 @@ def state_file(partitions, application: bytes = b"") -> bytes:
 
 
 def write_state_files(folder: Path) -> None:
-    tokens = b"EOVTOKN1" + struct.pack("<Q4q", 4, 1, 22, 333, 4444)
+    tokens = b"EOVTOKN1" + struct.pack("<QQ4q", 3, 4, 1, 22, 333, 4444)  # the engine's: held, count, tokens
     form = b"paged, 2 caches, blocks of 32 positions in 64 bytes"
     (folder / "empty.state").write_bytes(state_file([]))
     (folder / "one.state").write_bytes(state_file([(7, form, 5, [bytes(range(64)), bytes(64)])], tokens))

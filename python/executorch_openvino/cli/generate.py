@@ -69,6 +69,10 @@ def add_arguments(parser) -> None:
     loop.add_argument("--max-draft", type=positive(int), default=5, metavar="N", help="drafts per step (default 5)")
     parser.add_argument("--echo", action="store_true", help="print the prompt before the generated text")
     loop.add_argument("--show-ids", action="store_true", help="print the generated token ids after the text")
+    loop.add_argument("--load-state", type=Path, metavar="FILE",
+                      help="continue the conversation a state file holds: the prompt's tokens follow it")
+    loop.add_argument("--save-state", type=Path, metavar="FILE",
+                      help="write the conversation (prompt and answer, and the caches for them) to FILE")
     parser.add_argument("--quiet", action="store_true", help="print only the numbers, not the text")
     add_option_argument(parser)
 
@@ -116,17 +120,24 @@ def _generate_with_loop(args) -> int:
         out.write(text)
         out.flush()
 
+    continued = None
     try:
         began = time.perf_counter()
         generator = TextGenerator.load(args.pte, args.tokenizer, args.data, chat=args.chat,
                                        chat_template=args.chat_template)
         constraint = _constraint(generator, args)
+        if args.load_state is not None:
+            if not args.load_state.is_file():
+                raise usage_error(f"{args.load_state}: no such file (the state to continue)")
+            continued = generator.load_state(args.load_state)
         load_ms = (time.perf_counter() - began) * 1000
         if args.echo and not args.quiet:
             out.write(args.prompt)
         done = generator.generate(args.prompt, args.max_new_tokens, system=args.system, sampling=sampling,
                                   stop=args.stop, lookup=args.lookup, draft=args.draft, max_draft=args.max_draft,
                                   constraint=constraint, on_text=None if args.quiet else show)
+        if args.save_state is not None:
+            generator.save_state(args.save_state)
     except (ValueError, GenerationError) as error:
         if printed:  # the reason on a line of its own, not glued to the text
             out.write("\n")
@@ -148,6 +159,10 @@ def _generate_with_loop(args) -> int:
             f"{stats.calls} calls of the model")
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     say(f"model load: {load_ms:.0f} ms; peak RSS of the process {peak_mib:.0f} MiB")
+    if continued is not None:
+        say(f"state: continued {continued} tokens from {args.load_state}")
+    if args.save_state is not None:
+        say(f"state: {len(generator.conversation.tokens)} tokens written to {args.save_state}")
     return 0
 
 
@@ -164,7 +179,7 @@ def _constraint(generator, args):
 ENGINE_ONLY = (("show_ids", False, "--show-ids"), ("json_schema", None, "--json-schema"), ("regex", None, "--regex"), ("grammar", None, "--grammar"), ("top_k", 0, "--top-k"), ("top_p", 1.0, "--top-p"), ("repetition_penalty", 1.0, "--repetition-penalty"),
                ("seed", None, "--seed"), ("stop", [], "--stop"), ("chat", False, "--chat"),
                ("chat_template", None, "--chat-template"), ("system", None, "--system"), ("lookup", False, "--lookup"),
-               ("draft", None, "--draft"))
+               ("draft", None, "--draft"), ("load_state", None, "--load-state"), ("save_state", None, "--save-state"))
 
 
 def _generate(args) -> int:

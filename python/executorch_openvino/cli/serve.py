@@ -38,6 +38,9 @@ def add_arguments(parser) -> None:
                         help="named sessions hosted at once, each with its own caches (default 8)")
     parser.add_argument("--max-context", type=positive(int), metavar="N",
                         help="refuse prompts past N tokens with a 400 (default: the program's context)")
+    parser.add_argument("--state-dir", type=Path, metavar="DIR",
+                        help="keep named sessions' states in DIR across restarts (written when a session closes "
+                        "and when the server stops, read back when it opens again)")
     parser.add_argument("--no-think", action="store_true", help="reasoning off by default (Qwen3's templates)")
 
 
@@ -62,6 +65,8 @@ def worker_launcher(folder: Path, args) -> Path:
     options = ["--max-sessions", str(args.max_sessions)]
     if args.data is not None:
         options += ["--data", str(args.data.resolve())]
+    if args.state_dir is not None:
+        options += ["--state-dir", str(args.state_dir.resolve())]
     quoted = " ".join("'" + part.replace("'", "'\\''") + "'" for part in
                       [sys.executable, "-m", "executorch_openvino.serving.worker", *options])
     path = folder / "executorch-openvino-worker"

@@ -41,6 +41,7 @@ class TextGenerator:
         self._prefix: Optional[List[int]] = None  # the tokens whose state is saved, when one is
         self._prefix_name = ""
         self._drafts = {}  # draft programs by path, loaded once
+        self._continuing = False  # after load_state: a prompt continues the conversation read back
 
     @classmethod
     def load(cls, pte: Path, tokenizer: Path, data: Optional[Path] = None, chat: bool = False,
@@ -84,6 +85,22 @@ class TextGenerator:
         ids = self.tokenizer.encode(prompt, add_special_tokens=False).ids
         return ([self.program.bos_id] if self.program.bos_id is not None else []) + ids
 
+    def load_state(self, path: Path) -> int:
+        """Continues the conversation a state file holds (save_state's, in this process or another): the
+        next generate() appends its prompt's tokens to it, as they are, without BOS or the chat template
+        (the file keeps tokens, not turns). Returns how many tokens it holds. Raises GenerationValueError
+        for a file of another program or options, or a damaged one."""
+        if self.template is not None:
+            raise ValueError("a state file continues the conversation's tokens; with the chat template a turn's "
+                             "layout depends on a history the file does not keep (use it without chat=True)")
+        self.conversation.read_state(path)
+        self._continuing = True
+        return len(self.conversation.tokens)
+
+    def save_state(self, path: Path) -> None:
+        """Writes the conversation so far (its tokens and the program's caches for them) to `path`."""
+        self.conversation.write_state(path)
+
     def constraint(self, kind: str, grammar) -> Constraint:
         """Output held to a JSON schema (a dict or its text), a regex or a Lark grammar; ends at the
         program's end-of-sequence ids (the tokenizer's when the program names none)."""
@@ -108,7 +125,12 @@ class TextGenerator:
         to max_new_tokens. `on_text` sees the text as it comes, in whole characters."""
         if lookup and draft is not None:
             raise ValueError("choose prompt lookup or a draft program, not both")
-        ids = self.encode(prompt, system)
+        if self._continuing:
+            if system:
+                raise ValueError("a system prompt needs the chat template, which a state file's conversation does not use")
+            ids = self.conversation.tokens + self.tokenizer.encode(prompt, add_special_tokens=False).ids
+        else:
+            ids = self.encode(prompt, system)
         held = self.conversation.tokens
         if self._prefix is not None and ids[: len(self._prefix)] == self._prefix and not _starts_with(held, self._prefix):
             self.conversation.restore(self._prefix_name)

@@ -1,6 +1,7 @@
-// Saved prefixes: every loaded partition whose conversation keeps them (grown caches with the state
-// helper, or paged ones) saves the conversation so far under a name and sets it back later, so a
-// prefix such as a system prompt is computed once and reused by later conversations.
+// Saved prefixes, per program or process-wide, in memory and in files. Every loaded partition whose
+// conversation keeps them (grown caches with the state helper, or paged ones) saves the conversation
+// so far under a name and sets it back later, so a prefix such as a system prompt is computed once and
+// reused by later conversations.
 //
 // Partitions belong to an owner: the value set on the loading thread when they load (the generation
 // engine gives each program it loads its own, so that one program's save or restore never reaches

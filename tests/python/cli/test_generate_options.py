@@ -226,3 +226,23 @@ def test_a_sentencepiece_tokenizer_goes_to_the_runner_and_the_engines_options_sa
     assert done.returncode == 2
     assert "--regex --seed need(s) a tokenizer.json (the engine)" in done.stderr, done.stderr
     assert "ExecuTorch's runner" in done.stderr
+
+
+def test_a_state_file_continues_the_conversation_in_a_new_command(files, tmp_path):
+    """`--save-state` then `--load-state` in a second process: the second prompt's answer is eager
+    PyTorch's for the whole conversation (the first prompt, its answer, the second prompt), and the
+    second command prefills only its own prompt (fails if the answer's last token were not kept, or
+    if the caches were fed again)."""
+    model, tokenizer, folder = files
+    first_ids = [BOS] + tokenizer.encode(PROMPT, add_special_tokens=False).ids
+    generated, _ = Conversation(eager_step(model)).generate(first_ids, NEW_TOKENS)
+    answer = generated[: generated.index(EOS) + 1] if EOS in generated else generated
+    more = " over the lazy dog"
+    expected = _eager_text(model, tokenizer, first_ids + answer + tokenizer.encode(more, add_special_tokens=False).ids)
+    state = tmp_path / "chat.state"
+    saved = _run(folder, "--save-state", str(state))
+    assert saved.returncode == 0 and f"tokens written to {state}" in saved.stdout, saved.stderr[-2000:]
+    continued = _run(folder, "--load-state", str(state), prompt=more)
+    assert _text(continued) == expected
+    assert f"state: continued {len(first_ids) + len(answer)} tokens" in continued.stdout
+    assert f"prompt: {len(tokenizer.encode(more, add_special_tokens=False).ids) + 1} tokens" in continued.stdout
