@@ -89,6 +89,15 @@ def _session_id(message: Dict[str, Any], required: bool) -> Optional[str]:
     return value
 
 
+def _text(value: str, what: str) -> str:
+    # JSON can carry lone surrogates ("\ud800"), which are no text: refused here, not by the tokenizer.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ProtocolError(f"{what} holds a lone surrogate (not UTF-8 text)") from None
+    return value
+
+
 def _segments(message: Dict[str, Any], vocab: int) -> List[Union[str, List[int]]]:
     if "prompt_segments" in message and message["prompt_segments"] is not None:
         raw = message["prompt_segments"]
@@ -102,7 +111,7 @@ def _segments(message: Dict[str, Any], vocab: int) -> List[Union[str, List[int]]
             if "text" in segment:
                 if not isinstance(segment["text"], str):
                     raise ProtocolError(f"prompt_segments[{index}].text must be a string")
-                segments.append(segment["text"])
+                segments.append(_text(segment["text"], f"prompt_segments[{index}].text"))
             else:
                 ids = segment["ids"]
                 if not isinstance(ids, list) or any(isinstance(i, bool) or not isinstance(i, int) for i in ids):
@@ -116,7 +125,7 @@ def _segments(message: Dict[str, Any], vocab: int) -> List[Union[str, List[int]]
     prompt = message.get("prompt")
     if not isinstance(prompt, str):
         raise ProtocolError("a request needs \"prompt\" (a string) or \"prompt_segments\"")
-    return [prompt]
+    return [_text(prompt, "prompt")]
 
 
 def parse(line: str, vocab: int) -> Request:
@@ -146,7 +155,7 @@ def parse(line: str, vocab: int) -> Request:
         top_p=_number(message, "top_p", 1.0, 0.0, 1.0) or 1.0,  # 0 is "unset" to some clients
         top_k=_integer(message, "top_k", 0, 1 << 31) or 0,
         seed=seed,
-        stop=tuple(s for s in stop if s),
+        stop=tuple(_text(s, "stop") for s in stop if s),
         session_id=_session_id(message, required=False),
         cancel_request_id=_integer(message, "cancel_request_id", 1, _UINT64_MAX),
     )

@@ -1,0 +1,213 @@
+"""What serving costs (`make bench-serving`): executorch-openvino-worker driven by ExecuTorch's own
+WorkerClient (the server's side of the protocol), on the LLM suite's program of one size (bench/llm:
+ExecuTorch's Llama, random weights, the default paged attention):
+
+  cold turn       a new session given a history of H tokens: the whole history is prefilled
+  warm turn       the same session's next turn (the history, its answer, a short question): only the
+                  new tokens are prefilled; time to the first token against the cold turn's
+  1 session       one session decoding alone: tokens per second
+  N sessions      N sessions taking turns through the one worker (the server runs one request at a time)
+  N in parallel   N conversations on one load, each on its own thread through the engine (no server)
+
+Memory: the worker's resident memory after loading, and what each session's history adds against the
+size of its KV cache (2 x layers x KV heads x head size x 4 bytes a position, in blocks of 32).
+
+    python bench/serving/serving_bench.py [--size smollm2-135m] [--format int8] [--history 1024] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm"))
+from common import paths  # noqa: E402
+import llm_setup  # noqa: E402
+
+from executorch_openvino import benchmark  # noqa: E402
+
+QUESTION, ANSWER, SESSIONS = 16, 64, 4
+REPORT = {
+    "description": [
+        "executorch-openvino-worker driven by ExecuTorch's WorkerClient. Warm resume: a session holding a history of "
+        "H tokens and its answer gets its next turn (a 16-token question); the time to its first token against a cold "
+        "turn (a new session given the same whole conversation). Sessions: 64 greedy tokens a turn, tokens per second "
+        "of all sessions together, against one session alone. Median [lowest–highest] over rounds."],
+    "tables": [
+        {"title": "Warm resume", "columns": [
+            {"title": "turn", "field": "turn"},
+            {"title": "prompt tokens", "field": "prompt_tokens", "format": ".0f"},
+            {"title": "prefilled", "field": "prefilled", "format": ".0f"},
+            {"title": "first token, ms", "field": "first_token_ms", "format": ".1f"},
+            {"title": "/ cold", "field": "first_token_ms", "vs": "cold turn", "format": ".3f", "unit": "×"}],
+         "where": {"table": "resume"}},
+        {"title": "Sessions on one load", "columns": [
+            {"title": "how", "field": "variant"},
+            {"title": "tokens/s, all sessions", "field": "decode_tok_s", "format": ".1f"},
+            {"title": "/ one session", "field": "decode_tok_s", "vs": "1 session", "format": ".2f", "unit": "×"}],
+         "where": {"table": "sessions"}},
+        {"title": "Memory", "columns": [
+            {"title": "what", "field": "variant"},
+            {"title": "MB", "field": "mb", "format": ".1f"}],
+         "where": {"table": "memory"}},
+    ],
+    "targets": [
+        dict(title="warm turn's first token ≤ 0.10× a cold prefill of the whole conversation", field="first_token_ms",
+             vs="cold turn", at_most=0.10, where={"variant": "warm turn"}),
+        dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
+             vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} sessions in turn"}),
+        dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
+             vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} in parallel threads"}),
+    ],
+}
+
+
+def worker_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Turn:
+    """One request through the client: (first token seconds, done stats, wall seconds)."""
+
+    def __init__(self, client, session, ids, count):
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class Config:
+            max_new_tokens: int = count
+            temperature: float = 0.0
+            top_p: float = 1.0
+            top_k: int = 0
+            seed: int = 0
+            stop: list = field(default_factory=list)
+            session_id: str = session
+            prompt_segments: list = field(default_factory=lambda: [{"ids": [int(i) for i in ids]}])
+
+        first, stats = [], []
+        began = time.perf_counter()
+        client.generate(None, Config(), lambda piece: first or first.append(time.perf_counter()), stats.append)
+        self.wall = time.perf_counter() - began
+        self.first_token = (first[0] if first else time.perf_counter()) - began
+        self.stats = stats[0]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="smollm2-135m", choices=sorted(llm_setup.SIZES))
+    parser.add_argument("--format", default="int8", choices=llm_setup.FORMATS)
+    parser.add_argument("--history", type=int, default=1024)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=paths.REPO / "build" / "serving-work")
+    parser.add_argument("--results-dir", type=Path, default=paths.RESULTS)
+    args = parser.parse_args(argv)
+    from executorch.examples.llm_server.python.worker_client import spawn_worker
+
+    size = llm_setup.SIZES[args.size]
+    work = args.work / size.name
+    if not (work / "weights.pt").exists():
+        llm_setup.prepare_size(size, work)
+    pte = work / f"ours-{args.format}.pte"
+    if not pte.exists():
+        llm_setup.export("ours", args.format, size, work)
+    tokenizer = work / "tokenizer.json"
+    run = benchmark.new_run("serving", f"Serving: warm resume and sessions ({size.name}, {args.format})",
+                            checkout=paths.REPO, report=REPORT, versions=["torch", "executorch", "openvino"],
+                            settings={"size": size.describe(), "format": args.format, "history": args.history,
+                                      "rounds": args.rounds, "sessions": SESSIONS})
+    rng = np.random.default_rng(0)
+    command = [sys.executable, "-m", "executorch_openvino.serving.worker", "--model_path", str(pte),
+               "--tokenizer_path", str(tokenizer), "--max-sessions", str(SESSIONS + 2)]
+    client = spawn_worker(command)
+    pid = client._proc.pid
+    memory = {"worker after load": worker_rss_mb(pid)}
+    group = f"{size.name}, {args.format}"
+    cold, warm, prompt_tokens, prefilled = [], [], {}, {}
+    for r in range(args.rounds + 1):
+        history = rng.integers(3, size.vocab, args.history, dtype=np.int64).tolist()
+        question = rng.integers(3, size.vocab, QUESTION, dtype=np.int64).tolist()
+        first = Turn(client, f"resume-{r}", history, ANSWER)
+        conversation = history + first.stats.generated_token_ids + question
+        w = Turn(client, f"resume-{r}", conversation, 8)
+        c = Turn(client, f"cold-{r}", conversation, 8)
+        client.close_session(f"resume-{r}")
+        client.close_session(f"cold-{r}")
+        if r == 0:
+            continue  # untimed: the first turns of a process run slower
+        cold.append(1e3 * c.first_token)
+        warm.append(1e3 * w.first_token)
+        prompt_tokens = {"cold turn": c.stats.num_prompt_tokens, "warm turn": w.stats.num_prompt_tokens}
+        prefilled = {"cold turn": c.stats.prefilled_prompt_tokens, "warm turn": w.stats.prefilled_prompt_tokens}
+    for name, times in (("cold turn", cold), ("warm turn", warm)):
+        benchmark.add_row(run, group, name, table="resume", turn=name, first_token_ms=times,
+                          prompt_tokens=prompt_tokens[name], prefilled=prefilled[name])
+
+    # Sessions taking turns through the worker, each holding a history of its own.
+    alone, in_turn = [], []
+    for r in range(args.rounds):
+        names = [f"s{r}-{i}" for i in range(SESSIONS)]
+        histories = {n: rng.integers(3, size.vocab, 128, dtype=np.int64).tolist() for n in names}
+        for n in names:
+            Turn(client, n, histories[n], 1)  # prefilled before the clock starts
+        t = Turn(client, names[0], histories[names[0]], ANSWER)
+        alone.append(t.stats.num_generated_tokens / t.wall)
+        began, tokens = time.perf_counter(), 0
+        for n in names:
+            t = Turn(client, n, histories[n], ANSWER)
+            tokens += t.stats.num_generated_tokens
+        in_turn.append(tokens / (time.perf_counter() - began))
+        if r == args.rounds - 1:
+            memory[f"worker with {SESSIONS} sessions of ~{128 + ANSWER} positions"] = worker_rss_mb(pid)
+        for n in names:
+            client.close_session(n)
+    # What one session's long history adds to the worker.
+    before = worker_rss_mb(pid)
+    Turn(client, "memory", rng.integers(3, size.vocab, args.history, dtype=np.int64).tolist(), 1)
+    memory[f"one session's {args.history}-token history"] = worker_rss_mb(pid) - before
+    blocks = -(-args.history // 32) * 32
+    memory[f"its KV cache ({blocks} positions)"] = 2 * size.layers * size.kv_heads * size.head_dim * 4 * blocks / 2**20
+    client.close()
+
+    # N conversations on one load in threads of this process: the engine runs without the GIL.
+    from executorch_openvino.generation import Conversation, Program
+
+    programs = [Program.load(pte) for _ in range(SESSIONS)]
+    chats = [Conversation(p) for p in programs]
+    parallel = []
+    for r in range(args.rounds):
+        prompts = [rng.integers(3, size.vocab, 128, dtype=np.int64).tolist() for _ in chats]
+        for chat, prompt in zip(chats, prompts):
+            chat.generate(prompt, 0)
+        counts = [0] * len(chats)
+
+        def decode(i):
+            counts[i] = chats[i].generate(prompts[i], ANSWER, eos_ids=[]).statistics.generated
+
+        threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(chats))]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        parallel.append(sum(counts) / (time.perf_counter() - began))
+    benchmark.add_row(run, group, "1 session", table="sessions", decode_tok_s=alone)
+    benchmark.add_row(run, group, f"{SESSIONS} sessions in turn", table="sessions", decode_tok_s=in_turn)
+    benchmark.add_row(run, group, f"{SESSIONS} in parallel threads", table="sessions", decode_tok_s=parallel)
+    for name, mb in memory.items():
+        benchmark.add_row(run, group, name, table="memory", mb=mb)
+    markdown = benchmark.save(benchmark.finish(run), args.results_dir)
+    print(markdown.read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
