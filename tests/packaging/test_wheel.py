@@ -240,7 +240,8 @@ def test_doctor_is_all_ok_and_names_the_check_that_fails(venv):
 def test_the_console_scripts_start_without_importing_torch(venv):
     # Each console script run as its wrapper runs it, with -X importtime listing every import
     # (the runner's is on record up to the moment it becomes the C++ binary).
-    for script, expected in (("executorch-openvino", "doctor"), ("executorch-openvino-run", "usage: executorch-openvino-run")):
+    for script, expected in (("executorch-openvino", "doctor"), ("executorch-openvino-run", "usage: executorch-openvino-run"),
+                             ("executorch-openvino-worker", "usage: executorch-openvino-worker")):
         done = run([venv / "bin/python", "-X", "importtime", venv / "bin" / script, "--help"], env=clean_env())
         assert done.returncode == 0, done.stdout + done.stderr
         assert expected in done.stdout, done.stdout

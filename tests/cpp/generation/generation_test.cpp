@@ -16,7 +16,9 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 
@@ -740,6 +742,59 @@ TEST_F(GenerationTest, AConstraintHoldsForSampledAndDraftedTokens) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace executorch_openvino::generation
+
+namespace executorch_openvino::generation {
+namespace {
+
+// State files through the C entry points an application calls (eov_conversation_write_state /
+// _read_state): a second load of the program, in another conversation, reads the first's state and
+// continues as the first does, feeding only the new turn; a cut file is refused and changes nothing.
+// Paged caches only (the default on the CPU); the file's round trip across processes is
+// tests/python/serving/test_state_files.py.
+TEST_F(GenerationTest, AStateFileContinuesInAnotherLoadOfTheProgram) {
+  const std::string path = (std::filesystem::temp_directory_path() / "eov_generation_test.state").string();
+  CProgram first("target.pte"), second("target.pte");
+  std::vector<int64_t> ids;
+  eov_generation_options options;
+  eov_generation_options_init(&options);
+  options.max_new_tokens = 6;
+  options.on_token = collect;
+  options.user = &ids;
+  ASSERT_EQ(eov_conversation_generate(first.conversation, prompt_.data(), prompt_.size(), &options, nullptr), 0)
+      << eov_generation_last_error();
+  ASSERT_EQ(eov_conversation_write_state(first.conversation, path.c_str()), 0) << eov_generation_last_error();
+  std::vector<int64_t> turn = prompt_;
+  turn.insert(turn.end(), ids.begin(), ids.end());
+  turn.insert(turn.end(), {20, 21, 22});
+  ids.clear();
+  ASSERT_EQ(eov_conversation_generate(first.conversation, turn.data(), turn.size(), &options, nullptr), 0);
+  const std::vector<int64_t> expected = ids;
+
+  // A cut copy is refused, and the second conversation still holds nothing.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream(path + ".cut", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  }
+  EXPECT_NE(eov_conversation_read_state(second.conversation, (path + ".cut").c_str()), 0);
+  EXPECT_NE(std::string(eov_generation_last_error()).find("truncated"), std::string::npos) << eov_generation_last_error();
+  EXPECT_EQ(eov_conversation_tokens(second.conversation, nullptr, 0), 0u);
+
+  ASSERT_EQ(eov_conversation_read_state(second.conversation, path.c_str()), 0) << eov_generation_last_error();
+  EXPECT_EQ(eov_conversation_tokens(second.conversation, nullptr, 0), turn.size() - 3);
+  ids.clear();
+  eov_generation_result result{};
+  result.struct_size = sizeof result;
+  ASSERT_EQ(eov_conversation_generate(second.conversation, turn.data(), turn.size(), &options, &result), 0)
+      << eov_generation_last_error();
+  EXPECT_EQ(ids, expected);
+  EXPECT_EQ(result.reused_tokens, turn.size() - 4);  // all but the last id chosen and the turn
+  std::filesystem::remove(path);
+  std::filesystem::remove(path + ".cut");
 }
 
 }  // namespace
