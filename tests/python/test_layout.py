@@ -279,8 +279,10 @@ LAYER_INCLUDES = {
     "common": set(),
     "loader": {"common"},
     "blob": {"common"},
+    # A conversation's state in a file: bytes only, with the blob's CRC-32.
+    "state_file": {"common", "blob"},
     "openvino_api": {"common", "loader", "openvino_state/state_abi.h"},
-    "delegate": {"common", "loader", "blob", "openvino_api", "openvino_state/state_abi.h"},
+    "delegate": {"common", "loader", "blob", "state_file", "openvino_api", "openvino_state/state_abi.h"},
     "openvino_state": {"common"},
     # The generation engine; its grammar/ opens llguidance with the loader's shim.
     "generation": {"common", "loader"},
