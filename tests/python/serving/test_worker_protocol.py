@@ -153,3 +153,22 @@ def test_a_stop_string_ends_the_text_before_it(served, spawn):
     pieces, stats = run(client, None, prompt_segments=[{"ids": ids}], max_new_tokens=30, stop=[stop])
     assert "".join(pieces) == full[: full.index(stop)]
     assert stats.finish_reason == "stop" and stats.generated_token_ids == []
+
+
+def test_sampling_options_reach_the_engine(served, spawn):
+    """The request's temperature, top_k, top_p and seed are the engine's: the same seed gives the same
+    ids, another seed other ids, and they are the engine's own draws for those options (fails if the
+    worker dropped an option or the seed)."""
+    from executorch_openvino.generation import Conversation, Program, SamplingOptions
+
+    _, tokenizer, folder = served
+    client = spawn()
+    ids = encode(tokenizer, "<s>the quick fox runs")
+    options = dict(temperature=1.0, top_k=40, top_p=0.9, max_new_tokens=12)
+    _, first = run(client, None, prompt_segments=[{"ids": ids}], seed=5, **options)
+    _, again = run(client, None, prompt_segments=[{"ids": ids}], seed=5, **options)
+    _, other = run(client, None, prompt_segments=[{"ids": ids}], seed=6, **options)
+    assert first.generated_token_ids == again.generated_token_ids != other.generated_token_ids
+    engine = Conversation(Program.load(folder / "model.pte")).generate(
+        ids, 12, sampling=SamplingOptions(temperature=1.0, top_k=40, top_p=0.9, seed=5))
+    assert first.generated_token_ids == engine.tokens
