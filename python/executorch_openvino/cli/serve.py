@@ -48,15 +48,24 @@ def missing_dependencies():
     return [name for name in NEEDED if importlib.util.find_spec(name) is None]
 
 
-def program_context(pte: Path):
-    """The context the program was exported with, from its metadata methods; None without them."""
-    from executorch.runtime import Runtime
+_CONTEXT = """
+import sys
+from executorch.runtime import Runtime
+program = Runtime.get().load_program(sys.argv[1])
+for name in ("get_max_context_len", "get_max_seq_len"):
+    if name in program.method_names:
+        print(int(program.load_method(name).execute([])[0]))
+        break
+"""
 
-    program = Runtime.get().load_program(pte)
-    for name in ("get_max_context_len", "get_max_seq_len"):
-        if name in program.method_names:
-            return int(program.load_method(name).execute([])[0])
-    return None
+
+def program_context(pte: Path):
+    """The context the program was exported with, from its metadata methods; None without them. Read
+    in a process of its own: ExecuTorch's runtime brings torch, which this process, waiting on the
+    server for as long as it runs, should not keep in memory."""
+    done = subprocess.run([sys.executable, "-c", _CONTEXT, str(pte)], capture_output=True, text=True)
+    lines = done.stdout.split()
+    return int(lines[-1]) if done.returncode == 0 and lines and lines[-1].isdigit() else None
 
 
 def worker_launcher(folder: Path, args) -> Path:
