@@ -140,21 +140,25 @@ def _configure_openvino(library: LoadedLibrary) -> None:
         library.set_default_runtime_path(str(found))
 
 
-def load() -> Optional[LoadedLibrary]:
+def load(with_bindings: bool = True) -> Optional[LoadedLibrary]:
     """Loads the library once per process (thread-safe) and returns it, or None when it cannot be
-    found or registered; `load_error()` then says why."""
+    found or registered; `load_error()` then says why. `with_bindings=False`: without importing
+    ExecuTorch's Python bindings first (they bring torch), for a process that runs programs only
+    through the generation engine, as a C++ application does (the model worker): the library finds
+    ExecuTorch's runtime library by its own search path, and ExecuTorch's delegates are not registered."""
     global _loaded, _load_error
     with _lock:
         if _loaded is not None or _load_error is not None:
             return _loaded
-        try:
-            importlib.import_module(EXECUTORCH_BINDINGS)  # libexecutorch.so and ExecuTorch's delegates first
-        except ImportError as error:
-            _load_error = f"ExecuTorch's runtime cannot be imported ({error}). Fix: pip install executorch==1.5.1"
-            logger.warning("executorch_openvino: %s", _load_error)
-            return None
-        if _loaded is not None:  # that import ran load() already (load_after_executorch)
-            return _loaded
+        if with_bindings:
+            try:
+                importlib.import_module(EXECUTORCH_BINDINGS)  # libexecutorch.so and ExecuTorch's delegates first
+            except ImportError as error:
+                _load_error = f"ExecuTorch's runtime cannot be imported ({error}). Fix: pip install executorch==1.5.1"
+                logger.warning("executorch_openvino: %s", _load_error)
+                return None
+            if _loaded is not None:  # that import ran load() already (load_after_executorch)
+                return _loaded
 
         tried = []
         for path in candidate_paths():

@@ -72,6 +72,13 @@ class Worker:
     def __init__(self, args: argparse.Namespace, out: IO[str]):
         from tokenizers import Tokenizer
 
+        from ..runtime import library
+
+        # The engine runs the program as a C++ application would: no ExecuTorch Python bindings, so no
+        # torch in this process (a few hundred MB, and seconds at start).
+        if library.load(with_bindings=False) is None:
+            raise RuntimeError(library.load_error())
+
         from ..generation.engine import Vocabulary
         from .sessions import SessionTable
 

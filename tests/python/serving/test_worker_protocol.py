@@ -172,3 +172,16 @@ def test_sampling_options_reach_the_engine(served, spawn):
     engine = Conversation(Program.load(folder / "model.pte")).generate(
         ids, 12, sampling=SamplingOptions(temperature=1.0, top_k=40, top_p=0.9, seed=5))
     assert first.generated_token_ids == engine.tokens
+
+
+def test_the_worker_runs_without_torch(served, spawn):
+    """The worker runs programs as a C++ application does, without ExecuTorch's Python bindings, which
+    bring torch (a few hundred MB resident, seconds at start): fails if anything on its path imports them."""
+    from pathlib import Path
+
+    _, tokenizer, _ = served
+    client = spawn()
+    _, stats = run(client, None, prompt_segments=[{"ids": encode(tokenizer, "<s>the quick fox")}], max_new_tokens=2)
+    assert stats.num_generated_tokens == 2
+    maps = Path(f"/proc/{client._proc.pid}/maps").read_text()
+    assert "libtorch" not in maps and "_portable_lib" not in maps
