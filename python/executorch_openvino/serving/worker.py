@@ -136,7 +136,6 @@ class Worker:
     def generate(self, request: Generate) -> None:
         from ..generation.engine import GenerationError, GenerationValueError, SamplingOptions
 
-        session = self.sessions.get(request.session_id)
         ids = self._ids(request)
         context = self.sessions.program.context
         if not ids:
@@ -144,6 +143,7 @@ class Worker:
         if len(ids) >= context:
             raise ProtocolError(f"the prompt has {len(ids)} tokens and the program's context holds {context}: "
                                 "no room for a token after it", CONTEXT_LENGTH_EXCEEDED)
+        session = self.sessions.get(request.session_id)  # after the checks: a refused request admits nothing
         reason = session.resume_reason(ids)
         if session.dirty:
             session.reset()

@@ -99,11 +99,12 @@ def test_session_ops_capacity_reset_and_close(served, spawn):
 
 def test_errors_carry_codes_and_change_nothing(served, spawn):
     """A prompt past the context (context_length_exceeded), ids outside the vocabulary and bad values
-    are refused; the session still holds what it held (fails if a refused call touched it)."""
+    are refused; the session still holds what it held (fails if a refused call touched it), and a refused
+    request naming a new session admits none (fails if the session were opened before the checks)."""
     from executorch.examples.llm_server.python.worker_client import WorkerError
 
     model, tokenizer, _ = served
-    client = spawn()
+    client = spawn("--max-sessions", "2")
     client.open_session("a")
     ids = encode(tokenizer, "<s>the quick fox runs")
     _, first = run(client, None, session_id="a", prompt_segments=[{"ids": ids}], max_new_tokens=4)
@@ -116,10 +117,15 @@ def test_errors_carry_codes_and_change_nothing(served, spawn):
         assert refused.value.code == "invalid_request"
     with pytest.raises(WorkerError):
         run(client, "<s>the", top_p=7.0)
+    # A refused request in a session not yet open admits nothing: the worker's one slot stays free.
+    with pytest.raises(WorkerError) as refused:
+        run(client, None, session_id="never", prompt_segments=[{"ids": ids * CONTEXT}])
+    assert refused.value.code == "context_length_exceeded"
     turn = ids + first.generated_token_ids
     _, again = run(client, None, session_id="a", prompt_segments=[{"ids": turn}], max_new_tokens=4)
     assert again.reused_prompt_tokens == len(turn) - 1
     assert again.generated_token_ids == eager_ids(model, turn, 4)
+    client.open_session("b")  # the second slot: "never" took none
 
 
 def test_cancellation_mid_stream_ends_the_request_and_the_next_one_runs(served, spawn):
