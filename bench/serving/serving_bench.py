@@ -22,6 +22,7 @@ import json
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -76,26 +77,26 @@ def worker_rss_mb(pid: int) -> float:
     return float("nan")
 
 
+@dataclass
+class Request:  # the fields WorkerClient.generate reads off its config
+    prompt_segments: list
+    session_id: str
+    max_new_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    seed: int = 0
+    stop: list = field(default_factory=list)
+
+
 class Turn:
     """One request through the client: (first token seconds, done stats, wall seconds)."""
 
     def __init__(self, client, session, ids, count):
-        from dataclasses import dataclass, field
-
-        @dataclass
-        class Config:
-            max_new_tokens: int = count
-            temperature: float = 0.0
-            top_p: float = 1.0
-            top_k: int = 0
-            seed: int = 0
-            stop: list = field(default_factory=list)
-            session_id: str = session
-            prompt_segments: list = field(default_factory=lambda: [{"ids": [int(i) for i in ids]}])
-
         first, stats = [], []
         began = time.perf_counter()
-        client.generate(None, Config(), lambda piece: first or first.append(time.perf_counter()), stats.append)
+        request = Request([{"ids": [int(i) for i in ids]}], session, count)
+        client.generate(None, request, lambda piece: first or first.append(time.perf_counter()), stats.append)
         self.wall = time.perf_counter() - began
         self.first_token = (first[0] if first else time.perf_counter()) - began
         self.stats = stats[0]

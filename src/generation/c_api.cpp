@@ -486,20 +486,18 @@ int eov_conversation_read_state(eov_conversation* conversation, const char* path
     size_t size = 0;
     if (executorch_openvino_read_state(owner, kFileState, path, bytes.data(), bytes.size(), &size) != 0)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, executorch_openvino_last_error());
-    int code = 0;
     std::optional<SavedTokens> tokens;
     if (size <= bytes.size()) {
       bytes.resize(size);
       tokens = tokens_from(bytes);
     }
-    if (code == 0 && tokens && static_cast<int64_t>(tokens->held) <= conversation->program->model->context())
-      code = executorch_openvino_restore_state_of(owner, kFileState);
-    else if (code == 0)
-      code = -1;
-    const std::string why = code > 0 ? executorch_openvino_last_error() : "";
+    // The delegate installed the caches under kFileState; they are set in, or dropped, here.
+    const bool usable = tokens && static_cast<int64_t>(tokens->held) <= conversation->program->model->context();
+    const int restored = usable ? executorch_openvino_restore_state_of(owner, kFileState) : 0;
+    const std::string why = restored != 0 ? executorch_openvino_last_error() : "";
     executorch_openvino_forget_state_of(owner, kFileState);
-    if (code < 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string(path) + ": its tokens are malformed");
-    if (code != 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, why);
+    if (!usable) return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string(path) + ": its tokens are malformed");
+    if (restored != 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, why);
     conversation->conversation.resume(std::move(tokens->tokens), tokens->held);
     conversation->program->resident = conversation;
     if (conversation->draft) conversation->draft->forget();

@@ -105,8 +105,6 @@ class Worker:
 
     def handle(self, raw: bytes) -> None:
         try:
-            if len(raw) > MAX_LINE:
-                raise ProtocolError(f"a request line of {len(raw)} bytes is longer than the {MAX_LINE} this worker reads")
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as failure:
