@@ -149,3 +149,39 @@ def test_named_sessions_outlive_the_worker_with_a_state_folder(served, spawn, tm
         assert again.generated_token_ids == eager_ids(model, turn, 6)
     client.reset_session("closed")
     assert not (folder / "closed.state").exists()
+
+
+def _reencoded_with_a_part_cut(data: bytes, block: int) -> bytes:
+    """The state file `data` with its first partition's first cache one `block` shorter, and its
+    header (size, CRC-32) made right again: a whole file whose caches do not fit the program."""
+    import struct
+    import zlib
+
+    payload = bytearray(data[24:])
+    at = 4 + 8
+    form_length = struct.unpack_from("<Q", payload, at)[0]
+    at += 8 + form_length + 8 + 4  # the form, the length, the part count
+    part_length = struct.unpack_from("<Q", payload, at)[0]
+    struct.pack_into("<Q", payload, at, part_length - block)
+    del payload[at + 8 + part_length - block : at + 8 + part_length]
+    return data[:8] + struct.pack("<IQI", 1, len(payload), zlib.crc32(payload)) + bytes(payload)
+
+
+def test_a_whole_file_whose_caches_do_not_fit_is_refused(served, tmp_path):
+    """Guards the check of each cache's size against the program's (PagedCaches::check): a file of
+    the right program, whole and with a right CRC, but one block short in one cache, is refused before
+    anything is installed (fails if the sizes were taken on trust: the cache would be restored short)."""
+    from executorch_openvino.generation.engine import GenerationValueError
+
+    chat = _conversation(served[2])
+    chat.generate(PROMPT, 3)
+    good = tmp_path / "good.state"
+    chat.write_state(good)
+    cut = tmp_path / "cut.state"
+    cut.write_bytes(_reencoded_with_a_part_cut(good.read_bytes(), 64))
+    other = _conversation(served[2])
+    with pytest.raises(GenerationValueError, match="cache 0 of the state holds"):
+        other.read_state(cut)
+    assert other.tokens == []
+    other.read_state(good)
+    assert other.tokens == chat.tokens
