@@ -116,6 +116,16 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_save_state_of(uint64_t owner, co
 EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state_of(uint64_t owner, const char* name);
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, const char* name);
 
+// Several conversations in one call (continuous batching). The calling thread's next call of a method
+// whose attention runs paged carries `count` sequences, their tokens one after another in the call's
+// tokens: sequence i has counts[i] of them and continues its own caches, slot slots[i] (0 to 63; slot 0
+// is the one every call without this uses, the only one saved states and state files cover). The call
+// gives each token's position (a Hugging Face program's cache_position), and its logits must have a
+// row for each token. The call consumes the plan; count 0 clears it. The call refuses a plan that does
+// not fit it (the reason in executorch_openvino_last_error()).
+EXECUTORCH_OPENVINO_API void executorch_openvino_set_sequences(const int64_t* slots, const int64_t* counts,
+                                                               size_t count);
+
 // State files: the state saved as `name` by the owner's methods written to `path` with `size`
 // bytes of the caller's own (`data`, may be NULL when size is 0), and read back in another process
 // into a state saved as `name` (then restore_state_of sets it in). Reading refuses, naming why and

@@ -58,7 +58,9 @@ EOV_GENERATION_API int eov_program_from_callback(eov_step_fn step, void* user, s
                                                  int64_t max_call_tokens, int all_logits, eov_program** out);
 EOV_GENERATION_API void eov_program_free(eov_program* program);
 // What the program is: "vocab", "context", "max_call_tokens", "all_logits" (0/1), "bos" (-1: none),
-// "eos_count"; -1 for an unknown key.
+// "eos_count"; what its batched conversations did: "batch_calls" (calls made), "batch_calls_shared"
+// (those that carried more than one conversation), "batch_sequences" (conversations' steps carried);
+// -1 for an unknown key.
 EOV_GENERATION_API int64_t eov_program_info(const eov_program* program, const char* key);
 // The program's end-of-sequence ids (its metadata), up to `capacity`; returns how many it has.
 EOV_GENERATION_API size_t eov_program_eos_ids(const eov_program* program, int64_t* out, size_t capacity);
@@ -144,6 +146,14 @@ typedef struct eov_generation_result {
 // time; another one's call starts that program again from the first token it does not share.
 EOV_GENERATION_API int eov_conversation_new(eov_program* program, eov_conversation** out);
 EOV_GENERATION_API void eov_conversation_free(eov_conversation* conversation);
+// A batched conversation (continuous batching): its caches are a slot of the program's own, and its
+// generations run together with the other batched conversations' that run at the same time on other
+// threads: their steps go to the program in one call, which on a CPU costs little more than one
+// conversation's step. Each conversation's tokens are those it would get alone. The program must give
+// each token's position and return every position's logits (the openvino recipe's logits="all",
+// export-hf --logits all); others are refused with that reason. Speculative decoding, saved states and
+// state files are not for batched conversations. At most 63 on a program at once.
+EOV_GENERATION_API int eov_conversation_new_batched(eov_program* program, eov_conversation** out);
 // Continues with `tokens`, the whole conversation so far (the held tokens and what follows them, a
 // new prompt or the next turn): the model keeps the longest part it already holds and is fed the
 // rest (going back, editing a turn and reusing a prefix are all this). Then generates as `options`

@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "generation/batch.h"
 #include "generation/callback_model.h"
 #include "generation/grammar/llguidance_constraint.h"
 #include "generation/conversation.h"
@@ -24,17 +25,21 @@ using namespace executorch_openvino::generation;
 
 struct eov_program {
   std::unique_ptr<LanguageModel> model;
+  std::unique_ptr<Batch> batch;  // its batched conversations', made with the first (batch.h)
   const void* resident = nullptr;  // the conversation (or drafter) whose tokens the caches hold
   std::map<std::string, std::vector<int64_t>> saved;  // the tokens of each saved state
 };
 
 struct eov_conversation {
   eov_program* program;
+  std::unique_ptr<LanguageModel> member;  // a batched conversation's own model (batch.h); else none
   Conversation conversation;
   // The draft program's drafter, kept between generations (it holds its own conversation).
   eov_program* draft_program = nullptr;
   std::unique_ptr<DraftModel> draft;
   explicit eov_conversation(eov_program* p) : program(p), conversation(*p->model) {}
+  eov_conversation(eov_program* p, std::unique_ptr<LanguageModel> m)
+      : program(p), member(std::move(m)), conversation(*member) {}
 };
 
 // A drafter of the application's (eov_draft_fn).
@@ -132,6 +137,13 @@ bool strips_first_space(const std::string& tokenizer_json) {
   return false;
 }
 
+// Saved states and state files cover a program's own conversations (slot 0 of its caches).
+int refuse_batched() {
+  return fail(EOV_GENERATION_INVALID_ARGUMENT,
+              "a batched conversation keeps its caches in a slot of its own, which saved states and state files do "
+              "not cover: use a conversation of eov_conversation_new for them");
+}
+
 }  // namespace
 
 extern "C" {
@@ -174,6 +186,10 @@ int64_t eov_program_info(const eov_program* program, const char* key) {
   if (name == "all_logits") return model.all_logits() ? 1 : 0;
   if (name == "bos") return model.bos_id();
   if (name == "eos_count") return static_cast<int64_t>(model.eos_ids().size());
+  const Batch::Counts batched = program->batch ? program->batch->counts() : Batch::Counts{};
+  if (name == "batch_calls") return static_cast<int64_t>(batched.calls);
+  if (name == "batch_calls_shared") return static_cast<int64_t>(batched.batched_calls);
+  if (name == "batch_sequences") return static_cast<int64_t>(batched.sequences);
   return -1;
 }
 
@@ -265,6 +281,25 @@ int eov_conversation_new(eov_program* program, eov_conversation** out) {
   });
 }
 
+int eov_conversation_new_batched(eov_program* program, eov_conversation** out) {
+  return guarded([&] {
+    if (program == nullptr || out == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no program given");
+    *out = nullptr;
+    if (!program->batch) {
+      auto* loaded = dynamic_cast<ProgramModel*>(program->model.get());
+      if (loaded == nullptr)
+        return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program loaded from a .pte batches conversations");
+      auto batch = Batch::create(*loaded);
+      if (!batch) return fail(batch.failure());
+      program->batch = std::move(batch.value());
+    }
+    auto member = program->batch->member();
+    if (!member) return fail(member.failure());
+    *out = new eov_conversation(program, std::move(member.value()));
+    return 0;
+  });
+}
+
 void eov_conversation_free(eov_conversation* conversation) {
   if (conversation == nullptr) return;
   if (conversation->program->resident == conversation) conversation->program->resident = nullptr;
@@ -295,7 +330,7 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
     std::memcpy(&full, given_options, given_options->struct_size);
     const eov_generation_options* options = &full;
     eov_program& program = *conversation->program;
-    if (program.resident != conversation) {  // another conversation ran on the program since
+    if (!conversation->member && program.resident != conversation) {  // another conversation ran on the program since
       conversation->conversation.reset();
       program.resident = conversation;
     }
@@ -383,6 +418,7 @@ int eov_conversation_assume(eov_conversation* conversation, const int64_t* token
   return guarded([&] {
     if (conversation == nullptr || (count > 0 && tokens == nullptr))
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or tokens given");
+    if (conversation->member) return refuse_batched();
     conversation->conversation.reset(std::vector<int64_t>(tokens, tokens + count));
     conversation->program->resident = conversation;
     return 0;
@@ -393,6 +429,7 @@ int eov_conversation_save(eov_conversation* conversation, const char* name) {
   return guarded([&] {
     if (conversation == nullptr || name == nullptr || *name == '\0')
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "a saved state needs a name");
+    if (conversation->member) return refuse_batched();
     if (conversation->program->resident != conversation)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "the conversation's state is not in its program (another ran since)");
     if (executorch_openvino_save_state_of(conversation->program->model->state_owner(), name) != 0)
@@ -406,6 +443,7 @@ int eov_conversation_save(eov_conversation* conversation, const char* name) {
 int eov_conversation_restore(eov_conversation* conversation, const char* name) {
   return guarded([&] {
     if (conversation == nullptr || name == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no name given");
+    if (conversation->member) return refuse_batched();
     auto saved = conversation->program->saved.find(name);
     if (saved == conversation->program->saved.end())
       return fail(EOV_GENERATION_INVALID_ARGUMENT, std::string("no state saved as '") + name + "' on this program");
@@ -461,6 +499,7 @@ std::optional<SavedTokens> tokens_from(const std::vector<uint8_t>& bytes) {
 int eov_conversation_write_state(eov_conversation* conversation, const char* path) {
   return guarded([&] {
     if (conversation == nullptr || path == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or path");
+    if (conversation->member) return refuse_batched();
     const uint64_t owner = conversation->program->model->state_owner();
     if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state goes to a file");
     if (conversation->program->resident != conversation)
@@ -479,6 +518,7 @@ int eov_conversation_write_state(eov_conversation* conversation, const char* pat
 int eov_conversation_read_state(eov_conversation* conversation, const char* path) {
   return guarded([&] {
     if (conversation == nullptr || path == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no conversation or path");
+    if (conversation->member) return refuse_batched();
     const uint64_t owner = conversation->program->model->state_owner();
     if (owner == 0) return fail(EOV_GENERATION_INVALID_ARGUMENT, "only a program's state comes from a file");
     // Room for every token the context holds: a file that says more is malformed.

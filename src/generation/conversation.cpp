@@ -30,6 +30,11 @@ void Conversation::resume(std::vector<int64_t> tokens, size_t held) {
 Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& given, const GenerationRequest& request) {
   cancelled_.store(false);
   LanguageModel& model = *model_;
+  struct Generating {  // ends on every way out
+    LanguageModel& model;
+    explicit Generating(LanguageModel& m) : model(m) { model.begin_generation(); }
+    ~Generating() { model.end_generation(); }
+  } generating(model);
   const size_t vocab = model.vocab();
   if (given.empty()) return invalid("nothing to continue: the conversation has no tokens (give the prompt's)");
   for (int64_t token : given)

@@ -36,6 +36,10 @@ class LanguageModel {
   // The delegate's owner of its methods (executorch_openvino_set_load_owner): its saved states are
   // its own. 0: a model whose state is not the delegate's (behind a callback).
   virtual uint64_t state_owner() const { return 0; }
+  // Around each generation (Conversation::generate): a model whose steps wait for others' (batch.h)
+  // knows which conversations are generating.
+  virtual void begin_generation() {}
+  virtual void end_generation() {}
 };
 
 // Feeds `tokens` from `start` in calls of at most max_call_tokens; the last call's logits.

@@ -114,16 +114,54 @@ Outcome<Logits> ProgramModel::step(const std::vector<int64_t>& tokens, int64_t p
   } else {
     for (size_t i = 0; i < tokens.size(); ++i) positions_.push_back(position + static_cast<int64_t>(i));
   }
+  return call(all_logits_ ? tokens.size() : 0,
+              "at position " + std::to_string(position) + " with " + std::to_string(tokens.size()) + " tokens");
+}
+
+std::string ProgramModel::why_not_sequences() const {
+  if (start_only_)
+    return "its method takes the first position only (ExecuTorch's Llama convention); several conversations in "
+           "one call need each token's position (a Hugging Face program's cache_position)";
+  if (!all_logits_)
+    return "it returns the last position's logits only; several conversations in one call need a row for each "
+           "(export it with full logits: the openvino recipe's logits=\"all\", export-hf --logits all)";
+  return "";
+}
+
+Outcome<Logits> ProgramModel::step_sequences(const std::vector<Sequence>& sequences) {
+  if (std::string why = why_not_sequences(); !why.empty())
+    return Failure{FailureKind::kInvalidArgument, pte_ + ": " + why};
+  ids_.clear();
+  positions_.clear();
+  std::vector<int64_t> slots, counts;
+  for (const Sequence& sequence : sequences) {
+    if (sequence.tokens == nullptr || sequence.tokens->empty())
+      return Failure{FailureKind::kInvalidArgument, "a sequence of a call has no tokens"};
+    for (size_t i = 0; i < sequence.tokens->size(); ++i) {
+      ids_.push_back((*sequence.tokens)[i]);
+      positions_.push_back(sequence.position + static_cast<int64_t>(i));
+    }
+    slots.push_back(sequence.slot);
+    counts.push_back(static_cast<int64_t>(sequence.tokens->size()));
+  }
+  if (ids_.empty() || static_cast<int64_t>(ids_.size()) > max_call_tokens_)
+    return Failure{FailureKind::kInvalidArgument, "a call takes 1 to " + std::to_string(max_call_tokens_) +
+                                                      " tokens, not " + std::to_string(ids_.size())};
+  executorch_openvino_set_sequences(slots.data(), counts.data(), slots.size());
+  Outcome<Logits> logits = call(ids_.size(), "with " + std::to_string(sequences.size()) + " sequences of " +
+                                                 std::to_string(ids_.size()) + " tokens");
+  executorch_openvino_set_sequences(nullptr, nullptr, 0);  // a call that failed before the delegate left it
+  return logits;
+}
+
+Outcome<Logits> ProgramModel::call(size_t rows_promised, const std::string& what) {
   auto ids = executorch::extension::from_blob(ids_.data(), {1, static_cast<int32_t>(ids_.size())},
                                               executorch::aten::ScalarType::Long);
   auto where = executorch::extension::from_blob(positions_.data(), {static_cast<int32_t>(positions_.size())},
                                                 executorch::aten::ScalarType::Long);
   auto out = loaded_->module->execute(method_, {EValue(ids), EValue(where)});
   if (!out.ok())
-    return Failure{FailureKind::kOpenVinoError,
-                   pte_ + ": " + why(method_ + " failed at position " + std::to_string(position) + " with " +
-                                         std::to_string(tokens.size()) + " tokens",
-                                     out.error())};
+    return Failure{FailureKind::kOpenVinoError, pte_ + ": " + why(method_ + " failed " + what, out.error())};
   loaded_->outputs = std::move(*out);
   if (loaded_->outputs.empty() || !loaded_->outputs.front().isTensor())
     return Failure{FailureKind::kInvalidArgument, pte_ + ": " + method_ + " returned no logits tensor"};
@@ -131,9 +169,9 @@ Outcome<Logits> ProgramModel::step(const std::vector<int64_t>& tokens, int64_t p
   if (logits.scalar_type() != executorch::aten::ScalarType::Float)
     return Failure{FailureKind::kInvalidArgument, pte_ + ": the logits are not float32"};
   const auto rows = static_cast<size_t>(logits.numel()) / vocab_;
-  if (all_logits_ && rows != tokens.size())  // a row per token was promised; reading past one would be wrong
+  if (rows_promised != 0 && rows != rows_promised)  // a row per token was promised; reading past one would be wrong
     return Failure{FailureKind::kInvalidArgument, pte_ + ": " + method_ + " returned " + std::to_string(rows) +
-                                                      " rows of logits for " + std::to_string(tokens.size()) +
+                                                      " rows of logits for " + std::to_string(rows_promised) +
                                                       " tokens"};
   return Logits{logits.const_data_ptr<float>(), rows};
 }

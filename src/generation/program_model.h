@@ -23,6 +23,18 @@ class ProgramModel : public LanguageModel {
   ~ProgramModel() override;
 
   Outcome<Logits> step(const std::vector<int64_t>& tokens, int64_t position) override;
+
+  // Several conversations' tokens in one call (batch.h): each sequence continues its own slot of the
+  // delegate's paged caches (executorch_openvino_set_sequences). The logits have a row per token, in
+  // the sequences' order. Needs a program that gives each token's position and returns every row.
+  struct Sequence {
+    int64_t slot = 0;
+    const std::vector<int64_t>* tokens = nullptr;
+    int64_t position = 0;
+  };
+  Outcome<Logits> step_sequences(const std::vector<Sequence>& sequences);
+  // Why step_sequences cannot serve this program ("" when it can).
+  std::string why_not_sequences() const;
   size_t vocab() const override { return vocab_; }
   int64_t context() const override { return context_; }
   int64_t max_call_tokens() const override { return max_call_tokens_; }
@@ -42,6 +54,8 @@ class ProgramModel : public LanguageModel {
   uint64_t owner_ = 0;
   std::vector<int64_t> eos_;
   std::vector<int64_t> ids_, positions_;  // the inputs' memory, reused between calls
+  // One call: ids_ and positions_ as filled, `rows` rows of logits promised.
+  Outcome<Logits> call(size_t rows, const std::string& what);
 };
 
 }  // namespace executorch_openvino::generation

@@ -7,9 +7,11 @@
 //   - the pass makes every token a batch row of its own; ExecuTorch's Llama reshapes with a batch of
 //     one, so the token input keeps its shape, and each attention's query, key and value become one
 //     row a token, its output [1, tokens, heads, width] again;
-//   - the integer inputs the pass adds (past_lens, block tables, ...) are computed in the graph from
-//     the first position and the token count: one conversation, in blocks 0, 1, ... in order;
-//   - the caches become inputs named kPagedCachePrefix..., last, as long as the context, of the
+//   - the integer inputs the pass adds (past_lens, block tables, ...) stay inputs, named
+//     kPlanPrefix..., after the program's own: the delegate feeds them, so one call may carry several
+//     conversations' tokens, each in its own blocks; the rotary embedding reads the program's positions
+//     when it gives one a token;
+//   - the caches become inputs named kPagedCachePrefix..., last, of any number of blocks and the
 //     element type asked; the delegate allocates and keeps them;
 //   - paged attention is causal and reads no mask, so the model's mask is kept for the delegate to
 //     check on every call: a mask the call gives stays an input (named kCausalMaskInput); one the
@@ -51,6 +53,7 @@ constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 constexpr const char* kCausalMaskOutput = EOV_PAGED_MASK_OUTPUT;
 constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
+constexpr const char* kPlanPrefix = EOV_PAGED_PLAN_PREFIX;
 
 bool has_name(const ov::Output<ov::Node>& port, const std::string& name) { return port.get_names().count(name) > 0; }
 
@@ -163,46 +166,49 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
   names.insert(kTokensInput);
   tokens->output(0).set_names(names);
 
-  // The integer inputs, from the first position and the token count.
-  // The first position: the input itself (ExecuTorch's Llama), or its first (a Hugging Face program's
-  // positions, one a token).
-  const auto positions = std::make_shared<ov::op::v1::Reshape>(
-      position, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false);
-  const auto first = std::make_shared<ov::op::v0::Convert>(
-      std::make_shared<ov::op::v8::Gather>(positions, i32_constant({0}, true), i32_constant({0}, true)), ov::element::i32);
-  const auto count = std::make_shared<ov::op::v8::Gather>(std::make_shared<ov::op::v3::ShapeOf>(tokens, ov::element::i32),
-                                                          i32_constant({1}, true), i32_constant({0}, true));
-  const auto end = std::make_shared<ov::op::v1::Add>(first, count);
-  const int32_t block = options.block_size;
-  const auto blocks = std::make_shared<ov::op::v1::Divide>(std::make_shared<ov::op::v1::Add>(end, i32_constant({block - 1}, true)),
-                                                           i32_constant({block}, true));
-  auto vector = [](const std::shared_ptr<ov::Node>& scalar) {
-    return std::make_shared<ov::op::v0::Unsqueeze>(scalar, i32_constant({0}, true));
-  };
-  const std::vector<std::pair<std::string, ov::Output<ov::Node>>> computed = {
-      {"past_lens", vector(first)},
-      {"subsequence_begins", std::make_shared<ov::op::v0::Concat>(ov::OutputVector{i32_constant({0}), vector(count)}, 0)},
-      {"block_indices", std::make_shared<ov::op::v4::Range>(i32_constant({0}, true), blocks, i32_constant({1}, true),
-                                                            ov::element::i32)},
-      {"block_indices_begins", std::make_shared<ov::op::v0::Concat>(ov::OutputVector{i32_constant({0}), vector(blocks)}, 0)},
-      {"max_context_len", end},
-      {"position_ids", std::make_shared<ov::op::v4::Range>(std::make_shared<ov::op::v0::Convert>(first, ov::element::i64),
-                                                           std::make_shared<ov::op::v0::Convert>(end, ov::element::i64),
-                                                           ov::op::v0::Constant::create(ov::element::i64, {}, {1}),
-                                                           ov::element::i64)},
-  };
-  for (const auto& [name, value] : computed) {
-    auto parameter = parameter_named(*model, name);
-    if (!parameter) continue;
-    ov::Output<ov::Node> replacement = value;
-    if (parameter->get_element_type() != replacement.get_element_type()) {
+  // Where each of the call's sequences sits in the caches (past_lens, the block tables, ...) stays an
+  // input, which the delegate feeds: one call can then carry several conversations' tokens. The
+  // positions the rotary embedding reads: the program's own when it gives one a token (a Hugging Face
+  // program's), so that such a call carries each token's; else from the first position on (ExecuTorch's
+  // Llama, whose calls are one sequence).
+  const ov::PartialShape position_shape = position->get_partial_shape();
+  const bool start_only = position_shape.rank().is_static() && position_shape.rank().get_length() == 1 &&
+                          position_shape[0].is_static() && position_shape[0].get_length() == 1;
+  const auto positions = std::make_shared<ov::op::v0::Convert>(
+      std::make_shared<ov::op::v1::Reshape>(
+          position, ov::op::v0::Constant::create(ov::element::i64, {1}, std::vector<int64_t>{-1}), false),
+      ov::element::i64);
+  ov::Output<ov::Node> position_ids = positions;
+  if (start_only) {
+    const auto first = std::make_shared<ov::op::v8::Gather>(positions, i32_constant({0}, true), i32_constant({0}, true));
+    const auto count = std::make_shared<ov::op::v0::Convert>(
+        std::make_shared<ov::op::v8::Gather>(std::make_shared<ov::op::v3::ShapeOf>(tokens, ov::element::i64),
+                                             i32_constant({1}, true), i32_constant({0}, true)),
+        ov::element::i64);
+    position_ids = std::make_shared<ov::op::v4::Range>(first, std::make_shared<ov::op::v1::Add>(first, count),
+                                                       ov::op::v0::Constant::create(ov::element::i64, {}, {1}),
+                                                       ov::element::i64);
+  }
+  if (auto parameter = parameter_named(*model, "position_ids")) {
+    ov::Output<ov::Node> replacement = position_ids;
+    if (parameter->get_element_type() != ov::element::i64) {
       replacement = std::make_shared<ov::op::v0::Convert>(replacement, parameter->get_element_type());
     }
     parameter->output(0).replace(replacement);
     model->remove_parameter(parameter);
   }
+  ov::ParameterVector plan;
+  for (const char* name : {"past_lens", "subsequence_begins", "block_indices", "block_indices_begins", "max_context_len"}) {
+    auto parameter = parameter_named(*model, name);
+    if (!parameter) throw Left{std::string("OpenVINO's pass made no ") + name + " input"};
+    if (parameter->get_element_type() != ov::element::i32) throw Left{std::string("the pass's ") + name + " is not i32"};
+    const std::string renamed = std::string(kPlanPrefix) + name;
+    parameter->set_friendly_name(renamed);
+    parameter->output(0).set_names({renamed});
+    plan.push_back(parameter);
+  }
 
-  const int64_t blocks_held = (context + block - 1) / block;
+  const int64_t block = options.block_size;
   const ov::element::Type cache_type(options.cache_type);
   size_t paged = 0;
   for (const auto& node : model->get_ordered_ops()) {
@@ -242,7 +248,8 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
       const std::string name = kPagedCachePrefix + cache->get_friendly_name();
       cache->set_friendly_name(name);
       cache->output(0).set_names({name});
-      cache->set_partial_shape(ov::PartialShape{blocks_held, kv_heads, block, width});
+      // As many blocks as the delegate gives: one conversation's context, or several's.
+      cache->set_partial_shape(ov::PartialShape{ov::Dimension::dynamic(), kv_heads, block, width});
       cache->set_element_type(cache_type);
     }
   }
@@ -261,16 +268,22 @@ void page(std::shared_ptr<ov::Model>& model, const eov_paging& options) {
     mask.given->output(0).set_names(names);
   }
 
-  // The call's inputs keep their places; the caches follow them.
+  // The call's inputs keep their places; the plan follows them, then the caches.
   const ov::ParameterVector after = model->get_parameters();
   if (after.size() <= before.size() || !std::equal(before.begin(), before.end(), after.begin())) {
     throw Left{"the inputs moved"};
   }
+  ov::ParameterVector caches;
   for (size_t i = before.size(); i < after.size(); ++i) {
-    if (after[i]->get_friendly_name().rfind(kPagedCachePrefix, 0) != 0) {
+    const bool planned = std::find(plan.begin(), plan.end(), after[i]) != plan.end();
+    if (!planned && after[i]->get_friendly_name().rfind(kPagedCachePrefix, 0) != 0) {
       throw Left{"OpenVINO's pass added an input the delegate would not feed: " + after[i]->get_friendly_name()};
     }
+    if (!planned) caches.push_back(after[i]);
   }
+  for (size_t i = before.size(); i < after.size(); ++i) model->remove_parameter(after[i]);
+  model->add_parameters(plan);
+  model->add_parameters(caches);
   model->validate_nodes_and_infer_types();
 }
 

@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 // The interface's version: the delegate refuses a helper of another.
-#define EOV_STATE_ABI_VERSION 3
+#define EOV_STATE_ABI_VERSION 4
 
 typedef struct ov_infer_request ov_infer_request_t;  // OpenVINO's C-API handles
 typedef struct ov_model ov_model_t;
@@ -71,7 +71,8 @@ EOV_STATE_API void eov_state_snapshot_free(eov_state_snapshot* snapshot);
 // their positions, EOV_CACHE_POSITION_INPUT gives the first position a call writes), and the names the
 // rewrite gives a paged model's own inputs and output, which the delegate looks for (EOV_PAGED_CACHE_PREFIX,
 // then the pass's name, begins the caches; EOV_PAGED_MASK_INPUT or, when the model computes the mask, the
-// last output EOV_PAGED_MASK_OUTPUT; EOV_PAGED_TOKENS_INPUT). Written once, in Python
+// last output EOV_PAGED_MASK_OUTPUT; EOV_PAGED_TOKENS_INPUT; EOV_PAGED_PLAN_PREFIX, then the pass's name,
+// begins the inputs that place the call's sequences in the caches). Written once, in Python
 // (python/executorch_openvino/container/ir_names.py); the build makes this header of them (cmake/IrNames.cmake).
 #include "openvino_state/ir_names.h"
 

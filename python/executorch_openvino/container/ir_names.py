@@ -18,11 +18,15 @@ GROWN_VARIABLE_PREFIX = "executorch_openvino.grown/"
 LENGTH_VARIABLE = "executorch_openvino.length"
 
 # A model rewritten for paged attention at load: its caches (this prefix, then the pass's name), the
-# causal mask (an input, or the last output when the model computes it) and the token ids.
+# causal mask (an input, or the last output when the model computes it), the token ids and where each
+# sequence of the call sits in the caches.
 PAGED_CACHE_PREFIX = "executorch_openvino.paged/"
 PAGED_MASK_INPUT = "!executorch_openvino.causal_mask"
 PAGED_MASK_OUTPUT = "!executorch_openvino.computed_causal_mask"
 PAGED_TOKENS_INPUT = "!executorch_openvino.tokens"
+# Its sequences' layout, which the delegate feeds each call (this prefix, then the pass's name:
+# past_lens, subsequence_begins, block_indices, block_indices_begins, max_context_len).
+PAGED_PLAN_PREFIX = "!executorch_openvino.plan/"
 
 # A sequence-to-sequence decoder whose cross-attention caches are computed from the encoder's states
 # once (ir_passes/encoder_caches.py): their variables begin with this (the runtime resets them when a

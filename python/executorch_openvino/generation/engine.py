@@ -101,6 +101,7 @@ def _declare(lib: ctypes.CDLL) -> None:
             ("eov_constraint_free", [p], None),
             ("eov_generation_options_init_size", [ctypes.POINTER(_Options), ctypes.c_size_t], None),
             ("eov_conversation_new", [p, c], ctypes.c_int),
+            ("eov_conversation_new_batched", [p, c], ctypes.c_int),
             ("eov_conversation_free", [p], None),
             ("eov_conversation_generate", [p, _int64_p, ctypes.c_size_t, ctypes.POINTER(_Options),
                                            ctypes.POINTER(_Result)], ctypes.c_int),
@@ -254,6 +255,13 @@ class Program:
         self._lib.eov_program_eos_ids(handle, ids, count)
         self.eos_ids: List[int] = list(ids[:count])
 
+    def batch_counts(self) -> dict:
+        """What its batched conversations did: calls made, those carrying more than one conversation
+        ("shared"), and conversations' steps carried ("sequences")."""
+        info = lambda key: int(self._lib.eov_program_info(self._handle, key.encode()))  # noqa: E731
+        return {"calls": info("batch_calls"), "shared": info("batch_calls_shared"),
+                "sequences": info("batch_sequences")}
+
     @classmethod
     def load(cls, pte, data=None, method: str = "forward") -> "Program":
         """Loads `pte` (its weights from `data`, a .ptd, when kept apart). Raises GenerationValueError
@@ -312,10 +320,15 @@ class Conversation:
     conversation so far (what it holds, then the new turn) and feeds only what the program does not
     hold yet: continuing, going back and reusing a prefix are all this."""
 
-    def __init__(self, program: Program):
+    def __init__(self, program: Program, *, batched: bool = False):
+        """`batched`: a conversation whose generations run together with the program's other batched
+        conversations' that run at the same time in other threads, their steps in one call
+        (continuous batching; docs/generation.md#several-conversations-at-once). Its caches are its
+        own; it keeps no saved states or state files and drafts nothing."""
         self.program = program
         handle = ctypes.c_void_p()
-        _check(program._lib.eov_conversation_new(program._handle, ctypes.byref(handle)))
+        new = program._lib.eov_conversation_new_batched if batched else program._lib.eov_conversation_new
+        _check(new(program._handle, ctypes.byref(handle)))
         self._handle = handle
 
     @property

@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "delegate/compiling/compiled_model_cache.h"
 #include "delegate/backend/errors.h"
 #include "delegate/backend/openvino_backend.h"
+#include "delegate/compiling/compiled_model_cache.h"
+#include "delegate/conversation/call_sequences.h"
 #include "delegate/options/runtime_options.h"
 #include "delegate/execution/saved_prefixes.h"
 #include "loader/dynamic_library.h"
@@ -146,6 +147,13 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state_of(uint64_t owner,
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, const char* name) {
   return static_cast<int>(executorch_openvino::delegate::forget_prefixes(name == nullptr ? "" : name, owner));
+}
+
+EXECUTORCH_OPENVINO_API void executorch_openvino_set_sequences(const int64_t* slots, const int64_t* counts,
+                                                               size_t count) {
+  std::vector<executorch_openvino::delegate::CallSequence> sequences;
+  for (size_t i = 0; slots != nullptr && counts != nullptr && i < count; ++i) sequences.push_back({slots[i], counts[i]});
+  executorch_openvino::delegate::set_call_sequences(std::move(sequences));
 }
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_write_state(uint64_t owner, const char* name, const char* path,

@@ -66,8 +66,17 @@ Outcome<std::optional<PagedLayout>> paged_layout(const std::vector<openvino_api:
   if (!std::all_of(first, inputs.end(), is_paged_cache)) {
     return Failure{FailureKind::kInvalidBlob, not_ours + ": its caches are not its last inputs"};
   }
+  if (layout.first_cache < kPlanInputCount) return Failure{FailureKind::kInvalidBlob, not_ours + ": it has no plan"};
+  layout.plan = layout.first_cache - kPlanInputCount;
+  for (size_t i = 0; i < kPlanInputCount; ++i) {
+    const openvino_api::PortInfo& port = inputs[layout.plan + i];
+    if (port.name != std::string(kPlanPrefix) + kPlanInputs[i] || port.type != openvino_api::ElementType::kI32) {
+      return Failure{FailureKind::kInvalidBlob, not_ours + ": input " + std::to_string(layout.plan + i) + " is " +
+                                                    port.name + ", not the plan's " + kPlanInputs[i]};
+    }
+  }
   bool mask = false, tokens = false;
-  for (size_t i = 0; i < layout.first_cache; ++i) {
+  for (size_t i = 0; i < layout.plan; ++i) {
     if (inputs[i].name == kCausalMaskInput) layout.mask = i, mask = true;
     if (inputs[i].name == kTokensInput) layout.tokens = i, tokens = true;
   }

@@ -1,6 +1,7 @@
 // A model whose KV caches grow, rewritten at load for OpenVINO's paged attention, and what the result
-// looks like. The state helper rewrites it (src/openvino_state/paged_attention.cpp); its caches become
-// inputs no call feeds, after the program's own, with a causal mask and the token ids beside them.
+// looks like. The state helper rewrites it (src/openvino_state/paged_attention.cpp): after the
+// program's own inputs come the plan (where each sequence of a call sits in the caches) and then the
+// caches, which no call feeds; a causal mask and the token ids are named among the program's.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,11 @@ inline constexpr const char* kPagedCachePrefix = EOV_PAGED_CACHE_PREFIX;
 inline constexpr const char* kCausalMaskInput = EOV_PAGED_MASK_INPUT;
 inline constexpr const char* kComputedMaskOutput = EOV_PAGED_MASK_OUTPUT;
 inline constexpr const char* kTokensInput = EOV_PAGED_TOKENS_INPUT;
+inline constexpr const char* kPlanPrefix = EOV_PAGED_PLAN_PREFIX;
+// The plan's inputs, in their order among the model's: where each sequence of a call sits in the caches.
+inline constexpr const char* kPlanInputs[] = {"past_lens", "subsequence_begins", "block_indices",
+                                              "block_indices_begins", "max_context_len"};
+inline constexpr size_t kPlanInputCount = sizeof(kPlanInputs) / sizeof(kPlanInputs[0]);
 inline constexpr int32_t kPagedBlockSize = 32;  // positions a block holds: the CPU plugin's
 
 // attention=paged, or auto for a model whose blob says its caches grow (blob section 9): the model
@@ -41,11 +47,12 @@ bool is_paged_cache(const openvino_api::PortInfo& port);
 
 // Where a paged model's own inputs are among its compiled model's inputs.
 struct PagedLayout {
-  size_t first_cache = 0;  // the caches are the inputs from here on; the call feeds those before
+  size_t plan = 0;         // the plan's inputs (kPlanInputs) from here; the call feeds those before
+  size_t first_cache = 0;  // the caches are the inputs from here on
   size_t mask = 0;         // the causal mask: [new positions, context], boolean; an input, or
   bool mask_computed = false;  // the compiled model's output after the program's (CompiledModel::computed_mask)
   size_t tokens = 0;       // the token ids: [1, new positions]
-  int64_t blocks = 0;      // of each cache: enough for the mask's context
+  int64_t blocks = 0;      // of each cache a sequence needs: enough for the mask's context
 };
 
 // Read off a compiled model's ports (`computed_mask`: its last output, when the model computes the

@@ -34,12 +34,13 @@ Status check_causal_mask(const bool* values, int64_t rows, int64_t columns, int6
   return ok_status();
 }
 
-Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
-                                                          const PagedLayout& layout) {
-  auto caches = std::make_unique<PagedCaches>();
-  for (size_t i = layout.first_cache; i < compiled.inputs.size(); ++i) {
-    const openvino_api::PortInfo& port = compiled.inputs[i];
-    std::vector<int64_t> dims = {layout.blocks};
+Outcome<std::vector<PagedCaches::Cache>> PagedCaches::allocate(openvino_api::Runtime& runtime,
+                                                                const std::vector<openvino_api::PortInfo>& inputs,
+                                                                const PagedLayout& layout, size_t slots) {
+  std::vector<Cache> caches;
+  for (size_t i = layout.first_cache; i < inputs.size(); ++i) {
+    const openvino_api::PortInfo& port = inputs[i];
+    std::vector<int64_t> dims = {layout.blocks * static_cast<int64_t>(slots)};
     for (size_t d = 1; d < port.dims.size(); ++d) dims.push_back(port.dims[d].max);
     size_t bytes = openvino_api::element_size(port.type);
     for (int64_t dimension : dims) bytes *= static_cast<size_t>(dimension);
@@ -51,9 +52,51 @@ Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(openvino_api::Runtime&
         openvino_api::wrap_host_memory(runtime, port.type, dims.data(), dims.size(), cache.memory.data.get());
     if (!tensor.ok()) return tensor.failure();
     cache.tensor = std::move(tensor).value();
-    caches->caches_.push_back(std::move(cache));
+    caches.push_back(std::move(cache));
   }
   return caches;
+}
+
+Outcome<std::unique_ptr<PagedCaches>> PagedCaches::create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
+                                                          const PagedLayout& layout) {
+  Outcome<std::vector<Cache>> memory = allocate(runtime, compiled.inputs, layout, 1);
+  if (!memory.ok()) return memory.failure();
+  auto caches = std::make_unique<PagedCaches>();
+  caches->caches_ = std::move(memory).value();
+  caches->ports_ = compiled.inputs;
+  caches->layout_ = layout;
+  caches->blocks_ = layout.blocks;
+  return caches;
+}
+
+Status PagedCaches::hold_slots(size_t slots, const std::vector<int64_t>& held, openvino_api::Runtime& runtime,
+                               openvino_api::ov_infer_request* request) {
+  if (slots <= slots_) return ok_status();
+  if (slots > kMaxSlots)
+    return Failure{FailureKind::kInvalidArgument, "a paged model's caches hold " + std::to_string(kMaxSlots) +
+                                                      " sequences at most, not " + std::to_string(slots)};
+  Outcome<std::vector<Cache>> memory = allocate(runtime, ports_, layout_, slots);
+  if (!memory.ok()) return memory.failure();
+  std::vector<Cache> grown = std::move(memory).value();
+  // Only what each slot holds is copied: the pages past it stay untouched, hence not resident.
+  for (size_t i = 0; i < caches_.size(); ++i) {
+    const size_t slot_bytes = static_cast<size_t>(blocks_) * caches_[i].block_bytes;
+    for (size_t s = 0; s < slots_ && s < held.size(); ++s) {
+      const size_t used = static_cast<size_t>((held[s] + kPagedBlockSize - 1) / kPagedBlockSize) * caches_[i].block_bytes;
+      std::memcpy(grown[i].memory.data.get() + s * slot_bytes, caches_[i].memory.data.get() + s * slot_bytes,
+                  std::min(used, slot_bytes));
+    }
+  }
+  std::swap(caches_, grown);
+  const size_t before = slots_;
+  slots_ = slots;
+  if (Status bound = bind(runtime, request); !bound.ok()) {
+    std::swap(caches_, grown);
+    slots_ = before;
+    (void)bind(runtime, request);
+    return bound;
+  }
+  return ok_status();
 }
 
 Status PagedCaches::bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const {

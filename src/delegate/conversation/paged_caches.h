@@ -1,7 +1,9 @@
 // The memory of a paged model's KV caches (paged_conversation.h says what a call does with them), and
 // the check of a call's causal mask. The caches are inputs of the compiled model that no call feeds:
-// each partition allocates its own, for the whole context, and keeps them bound; a saved prefix is a
-// copy of the blocks it fills. Paged attention is causal and reads no mask, so every call's mask is
+// each partition allocates its own and keeps them bound. They hold slots, each a sequence's whole
+// context in blocks of its own (slot s: blocks s * blocks .. ); slot 0 is the partition's own
+// conversation, and the others come when a call first carries that many sequences. A saved prefix is
+// a copy of the blocks slot 0 fills. Paged attention is causal and reads no mask, so every call's mask is
 // checked instead of ignored.
 #pragma once
 
@@ -34,8 +36,15 @@ class PagedCaches {
   // a conversation never reaches are never resident.
   static Outcome<std::unique_ptr<PagedCaches>> create(openvino_api::Runtime& runtime, const CompiledModel& compiled,
                                                       const PagedLayout& layout);
-  // Binds every cache to `request` (once per request).
+  // Binds every cache to `request` (once per request, and again after more slots came).
   Status bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const;
+  // Room for `slots` sequences (at most kMaxSlots): the caches move to memory that holds them, with
+  // the first held[s] positions of each slot s kept; then bound to `request`. Nothing changes on failure.
+  static constexpr size_t kMaxSlots = 64;
+  Status hold_slots(size_t slots, const std::vector<int64_t>& held, openvino_api::Runtime& runtime,
+                    openvino_api::ov_infer_request* request);
+  size_t slots() const { return slots_; }
+  int64_t slot_blocks() const { return blocks_; }
 
   // The blocks that hold the first `length` positions of every cache.
   struct Snapshot {
@@ -56,7 +65,15 @@ class PagedCaches {
     size_t block_bytes = 0;
     openvino_api::TensorPtr tensor;
   };
+  // The memory of `slots` slots of every cache (tensors over it, shapes from the ports).
+  static Outcome<std::vector<Cache>> allocate(openvino_api::Runtime& runtime,
+                                              const std::vector<openvino_api::PortInfo>& inputs,
+                                              const PagedLayout& layout, size_t slots);
   std::vector<Cache> caches_;
+  std::vector<openvino_api::PortInfo> ports_;  // the caches', for allocating more slots
+  PagedLayout layout_;
+  int64_t blocks_ = 0;  // a slot's
+  size_t slots_ = 1;
 };
 
 }  // namespace executorch_openvino::delegate

@@ -5,6 +5,9 @@
 // mask must be causal: checked before the call when the call gives it, after it when the model
 // computes it (one that is not then fails the call, which keeps only the positions before it).
 // Prefixes are copies of the blocks they fill.
+// A call is one sequence, in slot 0 of the caches, unless the thread said otherwise
+// (call_sequences.h): then its tokens are several sequences', one after another, each continuing its
+// own slot, and the positions the call gives (one a token) say where each one is.
 #pragma once
 
 #include <memory>
@@ -40,13 +43,25 @@ class PagedConversation final : public KeepsPrefixes<PagedCaches::Snapshot> {
   // The mask the model computed for the call that just ran (its output): it must be causal.
   Status check_computed_mask(openvino_api::ov_infer_request* request) const;
 
+  // The plan's inputs for this call's sequences (kPlanInputs), set on `request`.
+  Status feed_plan(openvino_api::ov_infer_request* request);
+
+  struct Running {
+    int64_t slot = 0;
+    int64_t start = 0;  // its first position
+    int64_t end = 0;    // and the positions its slot holds once the call succeeds
+  };
+
   openvino_api::Runtime& runtime_;
   PagedLayout layout_;
   const CallInputs& inputs_;
   std::unique_ptr<PagedCaches> caches_;
-  int64_t held_ = 0;   // positions the caches hold
-  int64_t start_ = 0;  // the call being run: its first position
-  int64_t end_ = 0;    // and the positions held once it succeeds
+  std::vector<int64_t> held_ = {0};  // positions each slot holds
+  std::vector<Running> running_;     // the call being run, a sequence at a time
+  // The plan's values and the tensors over them, alive until the next call.
+  std::vector<int32_t> past_, begins_, block_table_, table_begins_;
+  int32_t max_context_ = 0;
+  std::vector<openvino_api::TensorPtr> plan_tensors_;
 };
 
 }  // namespace executorch_openvino::delegate

@@ -32,7 +32,7 @@ Outcome<PartitionHandle*> PartitionHandle::create(void* storage, openvino_api::R
                                                   std::optional<blob::InputArguments> arguments,
                                                   std::vector<blob::InputBound> bounds) {
   constexpr const char* kNotOurs = ": the blob is corrupt or was not written by executorch_openvino; re-export the model";
-  const size_t fed = compiled->paged ? compiled->paged->first_cache : compiled->inputs.size();
+  const size_t fed = compiled->paged ? compiled->paged->plan : compiled->inputs.size();
   if (arguments && arguments->of_ir_input.size() != fed) {
     return Failure{FailureKind::kInvalidBlob, "the delegate blob maps " +
                                                   std::to_string(arguments->of_ir_input.size()) +
