@@ -8,17 +8,23 @@ ExecuTorch's Llama, random weights, the default paged attention):
   1 session       one session decoding alone: tokens per second
   N sessions      N sessions taking turns through the one worker (the server runs one request at a time)
   N in parallel   N conversations on one load, each on its own thread through the engine (no server)
+  N batched       N batched conversations (continuous batching: their steps in one call) on the same
+                  model exported through the openvino recipe with every position's logits (export-hf
+                  --logits all, in optimum-executorch's environment), against one conversation of it
 
 Memory: the worker's resident memory after loading, and what each session's history adds against the
 size of its KV cache (2 x layers x KV heads x head size x 4 bytes a position, in blocks of 32).
 
     python bench/serving/serving_bench.py [--size smollm2-135m] [--format int8] [--history 1024] [--rounds 3]
+                                          [--optimum-python .venv-optimum/bin/python]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -66,6 +72,8 @@ REPORT = {
              vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} sessions in turn"}),
         dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
              vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} in parallel threads"}),
+        dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
+             vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} batched conversations"}),
     ],
 }
 
@@ -110,6 +118,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--work", type=Path, default=paths.REPO / "build" / "serving-work")
     parser.add_argument("--results-dir", type=Path, default=paths.RESULTS)
+    parser.add_argument("--optimum-python", default=os.environ.get("OPTIMUM_PYTHON") or
+                        str(paths.REPO / ".venv-optimum" / "bin" / "python"),
+                        help="optimum-executorch's environment, for the batched conversations' export (skipped, "
+                             "with a note, without it)")
     args = parser.parse_args(argv)
     from executorch.examples.llm_server.python.worker_client import spawn_worker
 
@@ -200,6 +212,7 @@ def main(argv=None) -> int:
         for thread in threads:
             thread.join()
         parallel.append(sum(counts) / (time.perf_counter() - began))
+    batched_rows(run, args, size, work, rng)
     benchmark.add_row(run, group, "1 session", table="sessions", decode_tok_s=alone)
     benchmark.add_row(run, group, f"{SESSIONS} sessions in turn", table="sessions", decode_tok_s=in_turn)
     benchmark.add_row(run, group, f"{SESSIONS} in parallel threads", table="sessions", decode_tok_s=parallel)
@@ -208,6 +221,63 @@ def main(argv=None) -> int:
     markdown = benchmark.save(benchmark.finish(run), args.results_dir)
     print(markdown.read_text())
     return 0
+
+
+def recipe_program(args, work: Path) -> Path:
+    """The size's checkpoint through the openvino recipe with every position's logits (what batched
+    conversations need), exported once in optimum-executorch's environment."""
+    out = work / f"recipe-all-{args.format}"
+    if not (out / "model.pte").exists():
+        environment = dict(os.environ, PYTHONPATH=str(paths.PYTHON), HF_HUB_OFFLINE="1")
+        subprocess.run([args.optimum_python, "-m", "executorch_openvino", "export-hf", str(work / "hf"),
+                        "--task", "text-generation", "--weights", args.format, "--logits", "all",
+                        "--max-seq-len", "1280", "--out", str(out)], check=True, env=environment)
+    return out / "model.pte"
+
+
+def batched_rows(run, args, size, work: Path, rng) -> None:
+    """One conversation of the recipe's program decoding alone, then SESSIONS batched conversations of
+    it decoding at once (their prompts fed before the clock), each checked against its greedy ids alone."""
+    from executorch_openvino.generation import Conversation, Program
+
+    group = f"{size.name}, {args.format}, recipe logits=all"
+    if not Path(args.optimum_python).is_file() or not (work / "hf").is_dir():
+        run.setdefault("notes", []).append(f"{group}: not run (no optimum-executorch environment at "
+                                           f"{args.optimum_python}, or no checkpoint)")
+        return
+    program = Program.load(recipe_program(args, work))
+    one = Conversation(program)
+    members = [Conversation(program, batched=True) for _ in range(SESSIONS)]
+    alone, together, equal = [], [], True
+    for r in range(args.rounds + 1):
+        prompts = [rng.integers(3, size.vocab, 128, dtype=np.int64).tolist() for _ in members]
+        one.generate(prompts[0], 1, eos_ids=[])
+        began = time.perf_counter()
+        done = one.generate(prompts[0], ANSWER, eos_ids=[])  # the prompt held: decode alone
+        one_s = time.perf_counter() - began
+        expected = [done.tokens] + [Conversation(program).generate(p, ANSWER, eos_ids=[]).tokens for p in prompts[1:]]
+        got = [None] * len(members)
+        for member, prompt in zip(members, prompts):
+            member.generate(prompt, 1, eos_ids=[])  # the prompts held before the clock
+
+        def decode(i):
+            got[i] = members[i].generate(prompts[i], ANSWER, eos_ids=[]).tokens
+
+        threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(members))]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.perf_counter() - began
+        equal = equal and got == expected
+        if r == 0:
+            continue  # untimed: the first calls of a batch of this shape compile its kernels
+        alone.append(len(done.tokens) / one_s)
+        together.append(sum(len(g) for g in got) / elapsed)
+    benchmark.add_row(run, group, "1 session", table="sessions", decode_tok_s=alone)
+    benchmark.add_row(run, group, f"{SESSIONS} batched conversations", table="sessions", decode_tok_s=together,
+                      equal_alone=equal, shared_calls=program.batch_counts()["shared"])
 
 
 if __name__ == "__main__":

@@ -347,6 +347,10 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
     PromptLookup lookup;
     if ((options->lookup != 0) + (options->draft != nullptr) + (options->drafter != nullptr) > 1)
       return fail(EOV_GENERATION_INVALID_ARGUMENT, "choose one drafter: prompt lookup, a draft program or your own");
+    if (conversation->member && (options->lookup != 0 || options->draft != nullptr || options->drafter != nullptr))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "speculative decoding is not for batched conversations (their "
+                                                   "calls carry one token each); use a conversation of "
+                                                   "eov_conversation_new");
     if (options->lookup) request.drafter = &lookup;
     CallbackDrafter own(options->drafter, options->drafter_user, options->drafter_free_to_ask != 0);
     if (options->drafter != nullptr) request.drafter = &own;

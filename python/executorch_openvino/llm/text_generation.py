@@ -11,11 +11,12 @@ constraints) the engine's, as on every other front.
 One generator holds one conversation: each generate() starts a new one, and the engine feeds only
 what the program does not hold already (a system prompt shared with the last question is not
 computed again). keep_prefix() also saves the system prompt's state, to start from after the program
-held something else.
+held something else. generate_many() runs several prompts at once, their steps batched.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional, Sequence
@@ -42,6 +43,7 @@ class TextGenerator:
         self._prefix_name = ""
         self._drafts = {}  # draft programs by path, loaded once
         self._continuing = False  # after load_state: a prompt continues the conversation read back
+        self._batched: List[Conversation] = []  # generate_many's conversations, made as needed
 
     @classmethod
     def load(cls, pte: Path, tokenizer: Path, data: Optional[Path] = None, chat: bool = False,
@@ -140,6 +142,40 @@ class TextGenerator:
             vocabulary=self.vocabulary, stop=list(stop), constraint=constraint,
             on_text=(lambda text: on_text(text) and False) if on_text is not None else None)
         return TextResult(result.text, result)
+
+    def generate_many(self, prompts: Sequence[str], max_new_tokens: int = 128, *, system: Optional[str] = None,
+                      sampling=SamplingOptions(), stop: Sequence[str] = ()) -> List[TextResult]:
+        """Each prompt a new conversation, all generating at once: their steps run in one call of the
+        program (continuous batching), which costs little more than one conversation's step. Each text
+        is the one generate() gives that prompt alone. `sampling`: one SamplingOptions for all, or one
+        per prompt. Needs a program that gives each token's position and returns every position's
+        logits (the openvino recipe's logits="all", export-hf --logits all); others raise
+        GenerationValueError with the reason."""
+        options = list(sampling) if isinstance(sampling, (list, tuple)) else [sampling] * len(prompts)
+        if len(options) != len(prompts):
+            raise ValueError(f"{len(options)} sampling options for {len(prompts)} prompts")
+        ids = [self.encode(prompt, system) for prompt in prompts]
+        while len(self._batched) < len(prompts):
+            self._batched.append(Conversation(self.program, batched=True))
+        results: List[Optional[TextResult]] = [None] * len(prompts)
+        failures: List[BaseException] = []
+
+        def run(i: int) -> None:
+            try:
+                done = self._batched[i].generate(ids[i], max_new_tokens, sampling=options[i],
+                                                 vocabulary=self.vocabulary, stop=list(stop))
+                results[i] = TextResult(done.text, done)
+            except BaseException as error:  # noqa: BLE001 - raised below, on the caller's thread
+                failures.append(error)
+
+        threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(len(prompts))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failures:
+            raise failures[0]
+        return results
 
     def keep_prefix(self, system: str, name: str = "executorch_openvino.system_prompt") -> int:
         """Computes the chat template's layout of `system` up to where a user turn begins and saves
