@@ -11,6 +11,9 @@ ExecuTorch's Llama, random weights, the default paged attention):
   N batched       N batched conversations (continuous batching: their steps in one call) on the same
                   model exported through the openvino recipe with every position's logits (export-hf
                   --logits all, in optimum-executorch's environment), against one conversation of it
+  GenAI           the peer: OpenVINO GenAI's ContinuousBatchingPipeline on optimum-intel's IR of the same
+                  checkpoint (f32 numerics, as ours), N prompts against one; decode time is a generation
+                  of 1 + 64 tokens less one of 1 token, so the prompts' prefill cancels
 
 Memory: the worker's resident memory after loading, and what each session's history adds against the
 size of its KV cache (2 x layers x KV heads x head size x 4 bytes a position, in blocks of 32).
@@ -56,9 +59,12 @@ REPORT = {
             {"title": "/ cold", "field": "first_token_ms", "vs": "cold turn", "format": ".3f", "unit": "×"}],
          "where": {"table": "resume"}},
         {"title": "Sessions on one load", "columns": [
+            {"title": "program", "field": "program"},
             {"title": "how", "field": "variant"},
             {"title": "tokens/s, all sessions", "field": "decode_tok_s", "format": ".1f"},
-            {"title": "/ one session", "field": "decode_tok_s", "vs": "1 session", "format": ".2f", "unit": "×"}],
+            {"title": "/ one session", "field": "decode_tok_s", "vs_field": "baseline", "format": ".2f", "unit": "×"},
+            {"title": "ids equal to alone", "field": "ids_equal_alone"},
+            {"title": "logits max abs diff", "field": "logits_max_abs_diff", "format": ".3g"}],
          "where": {"table": "sessions"}},
         {"title": "Memory", "columns": [
             {"title": "what", "field": "variant"},
@@ -73,7 +79,8 @@ REPORT = {
         dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
              vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} in parallel threads"}),
         dict(title=f"{SESSIONS} sessions: aggregate decode ≥ 1.5× one session's", field="decode_tok_s",
-             vs="1 session", at_least=1.5, where={"table": "sessions", "variant": f"{SESSIONS} batched conversations"}),
+             vs="1 conversation", at_least=1.5,
+             where={"table": "sessions", "variant": f"{SESSIONS} batched conversations"}),
     ],
 }
 
@@ -186,8 +193,7 @@ def main(argv=None) -> int:
     before = worker_rss_mb(pid)
     Turn(client, "memory", rng.integers(3, size.vocab, args.history, dtype=np.int64).tolist(), 1)
     memory[f"one session's {args.history}-token history"] = worker_rss_mb(pid) - before
-    blocks = -(-args.history // 32) * 32
-    memory[f"its KV cache ({blocks} positions)"] = 2 * size.layers * size.kv_heads * size.head_dim * 4 * blocks / 2**20
+    memory[f"its KV cache ({-(-args.history // 32) * 32} positions)"] = kv_mb(size, args.history)
     client.close()
 
     # N conversations on one load in threads of this process: the engine runs without the GIL.
@@ -205,17 +211,15 @@ def main(argv=None) -> int:
         def decode(i):
             counts[i] = chats[i].generate(prompts[i], ANSWER, eos_ids=[]).statistics.generated
 
-        threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(chats))]
-        began = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        parallel.append(sum(counts) / (time.perf_counter() - began))
-    batched_rows(run, args, size, work, rng)
-    benchmark.add_row(run, group, "1 session", table="sessions", decode_tok_s=alone)
-    benchmark.add_row(run, group, f"{SESSIONS} sessions in turn", table="sessions", decode_tok_s=in_turn)
-    benchmark.add_row(run, group, f"{SESSIONS} in parallel threads", table="sessions", decode_tok_s=parallel)
+        parallel.append(sum(counts) / on_threads(decode, len(chats)))
+    for fmt in dict.fromkeys((args.format, "fp32")):  # fp32: eager's numerics, where batching changes no id
+        batched_rows(run, args, fmt, size, work, rng)
+    genai_rows(run, args, size, work, rng)
+    bench_export = "this bench's export (ExecuTorch's Llama)"
+    for name, rates in (("1 session", alone), (f"{SESSIONS} sessions in turn", in_turn),
+                        (f"{SESSIONS} in parallel threads", parallel)):
+        benchmark.add_row(run, group, name, table="sessions", program=bench_export, baseline="1 session",
+                          decode_tok_s=rates)
     for name, mb in memory.items():
         benchmark.add_row(run, group, name, table="memory", mb=mb)
     markdown = benchmark.save(benchmark.finish(run), args.results_dir)
@@ -223,61 +227,139 @@ def main(argv=None) -> int:
     return 0
 
 
-def recipe_program(args, work: Path) -> Path:
+def kv_mb(size, positions: int) -> float:
+    """A conversation's KV caches in f32 for `positions`, in whole blocks of 32."""
+    return 2 * size.layers * size.kv_heads * size.head_dim * 4 * (-(-positions // 32) * 32) / 2**20
+
+
+def on_threads(job, count: int) -> float:
+    """Runs job(0) .. job(count - 1) each on a thread of its own; the seconds until all are done."""
+    threads = [threading.Thread(target=job, args=(i,)) for i in range(count)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - began
+
+
+def recipe_program(args, fmt: str, work: Path) -> Path:
     """The size's checkpoint through the openvino recipe with every position's logits (what batched
     conversations need), exported once in optimum-executorch's environment."""
-    out = work / f"recipe-all-{args.format}"
+    out = work / f"recipe-all-{fmt}"
     if not (out / "model.pte").exists():
         environment = dict(os.environ, PYTHONPATH=str(paths.PYTHON), HF_HUB_OFFLINE="1")
+        weights = [] if fmt == "fp32" else ["--weights", fmt]
         subprocess.run([args.optimum_python, "-m", "executorch_openvino", "export-hf", str(work / "hf"),
-                        "--task", "text-generation", "--weights", args.format, "--logits", "all",
-                        "--max-seq-len", "1280", "--out", str(out)], check=True, env=environment)
+                        "--task", "text-generation", *weights, "--logits", "all", "--max-seq-len", "1280",
+                        "--out", str(out)], check=True, env=environment)
     return out / "model.pte"
 
 
-def batched_rows(run, args, size, work: Path, rng) -> None:
+def batched_rows(run, args, fmt: str, size, work: Path, rng) -> None:
     """One conversation of the recipe's program decoding alone, then SESSIONS batched conversations of
     it decoding at once (their prompts fed before the clock), each checked against its greedy ids alone."""
     from executorch_openvino.generation import Conversation, Program
 
-    group = f"{size.name}, {args.format}, recipe logits=all"
+    group = f"{size.name}, {fmt}, recipe logits=all"
     if not Path(args.optimum_python).is_file() or not (work / "hf").is_dir():
         run.setdefault("notes", []).append(f"{group}: not run (no optimum-executorch environment at "
                                            f"{args.optimum_python}, or no checkpoint)")
         return
-    program = Program.load(recipe_program(args, work))
+    program = Program.load(recipe_program(args, fmt, work))
     one = Conversation(program)
     members = [Conversation(program, batched=True) for _ in range(SESSIONS)]
-    alone, together, equal = [], [], True
+    alone, together, agreed, largest = [], [], [], 0.0
     for r in range(args.rounds + 1):
         prompts = [rng.integers(3, size.vocab, 128, dtype=np.int64).tolist() for _ in members]
-        one.generate(prompts[0], 1, eos_ids=[])
-        began = time.perf_counter()
-        done = one.generate(prompts[0], ANSWER, eos_ids=[])  # the prompt held: decode alone
-        one_s = time.perf_counter() - began
-        expected = [done.tokens] + [Conversation(program).generate(p, ANSWER, eos_ids=[]).tokens for p in prompts[1:]]
-        got = [None] * len(members)
+        expected = [Decoded() for _ in members]
+        for i, prompt in enumerate(prompts):
+            one.generate(prompt, 1, eos_ids=[])  # the prompt held: what follows is decode alone
+            began = time.perf_counter()
+            expected[i].take(one.generate(prompt, ANSWER, eos_ids=[], on_logits=expected[i].row))
+            expected[i].seconds = time.perf_counter() - began
+        got = [Decoded() for _ in members]
+        before = worker_rss_mb(os.getpid())
         for member, prompt in zip(members, prompts):
-            member.generate(prompt, 1, eos_ids=[])  # the prompts held before the clock
+            member.generate(prompt, 1, eos_ids=[])  # the prompts held before the clock, each alone
 
         def decode(i):
-            got[i] = members[i].generate(prompts[i], ANSWER, eos_ids=[]).tokens
+            got[i].take(members[i].generate(prompts[i], ANSWER, eos_ids=[], on_logits=got[i].row))
 
-        threads = [threading.Thread(target=decode, args=(i,)) for i in range(len(members))]
+        elapsed = on_threads(decode, len(members))
+        if r == 0:  # untimed: the first calls of a batch of this shape compile its kernels
+            positions = 128 + ANSWER
+            benchmark.add_row(run, group, f"{SESSIONS} batched conversations of {positions} positions add ({fmt})",
+                              table="memory", mb=worker_rss_mb(os.getpid()) - before)
+            benchmark.add_row(run, group, f"their KV caches ({SESSIONS} x {-(-positions // 32) * 32} positions)",
+                              table="memory", mb=SESSIONS * kv_mb(size, positions))
+            continue
+        alone.append(float(np.median([len(e.tokens) / e.seconds for e in expected])))
+        together.append(sum(len(g.tokens) for g in got) / elapsed)
+        for a, b in zip(expected, got):
+            same = next((j for j, (x, y) in enumerate(zip(a.tokens, b.tokens)) if x != y), len(a.tokens))
+            agreed.append(same)
+            # Up to and with the first differing choice: the same history, so the rows compare.
+            pairs = zip(a.rows[:same + 1], b.rows[:same + 1])
+            largest = max([largest] + [float(np.abs(x - y).max()) for x, y in pairs])
+    program_name = f"recipe export, logits=all, {fmt}"
+    shared = dict(table="sessions", program=program_name, baseline="1 conversation")
+    benchmark.add_row(run, group, "1 conversation", decode_tok_s=alone, **shared)
+    benchmark.add_row(run, group, f"{SESSIONS} batched conversations", decode_tok_s=together, **shared,
+                      shared_calls=program.batch_counts()["shared"],
+                      ids_equal_alone=f"{sum(a == ANSWER for a in agreed)} of {len(agreed)} conversations "
+                                      f"(the others up to step {min(agreed)} at least)",
+                      logits_max_abs_diff=largest)
+
+
+def genai_rows(run, args, size, work: Path, rng) -> None:
+    """GenAI's continuous batching on the same checkpoint: one prompt decoding, then SESSIONS at once."""
+    group = f"{size.name}, {args.format}, GenAI"
+    try:
+        import openvino_genai
+
+        folder = llm_setup.export("genai", args.format, size, work)
+    except (ImportError, RuntimeError) as error:
+        run.setdefault("notes", []).append(f"{group}: not run ({error})")
+        return
+    scheduler = openvino_genai.SchedulerConfig()
+    scheduler.cache_size, scheduler.max_num_seqs = 1, SESSIONS * 2  # GB of KV cache
+    pipe = openvino_genai.ContinuousBatchingPipeline(str(folder), scheduler, "CPU", llm_setup.genai.F32_PROPERTIES)
+
+    def seconds(prompts, count):
+        config = openvino_genai.GenerationConfig()
+        config.max_new_tokens = config.min_new_tokens = count
+        config.do_sample, config.ignore_eos = False, True
         began = time.perf_counter()
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - began
-        equal = equal and got == expected
-        if r == 0:
-            continue  # untimed: the first calls of a batch of this shape compile its kernels
-        alone.append(len(done.tokens) / one_s)
-        together.append(sum(len(g) for g in got) / elapsed)
-    benchmark.add_row(run, group, "1 session", table="sessions", decode_tok_s=alone)
-    benchmark.add_row(run, group, f"{SESSIONS} batched conversations", table="sessions", decode_tok_s=together,
-                      equal_alone=equal, shared_calls=program.batch_counts()["shared"])
+        pipe.generate(list(prompts), [config] * len(prompts))
+        return time.perf_counter() - began
+
+    rates = {1: [], SESSIONS: []}
+    for r in range(args.rounds + 1):
+        for count in rates:
+            prompts = [" ".join(map(str, rng.integers(3, 1000, 60).tolist())) for _ in range(count)]  # ~128 tokens
+            decode_s = seconds(prompts, ANSWER + 1) - seconds(prompts, 1)
+            if r > 0:  # the first round compiles the pipeline's kernels for these shapes
+                rates[count].append(count * ANSWER / decode_s)
+    shared = dict(table="sessions", program="optimum-intel's IR, GenAI's ContinuousBatchingPipeline",
+                  baseline="1 prompt")
+    benchmark.add_row(run, group, "1 prompt", decode_tok_s=rates[1], **shared)
+    benchmark.add_row(run, group, f"{SESSIONS} prompts at once", decode_tok_s=rates[SESSIONS], **shared)
+
+
+@dataclass
+class Decoded:
+    """A generation's ids, each step's row of logits, its seconds."""
+    tokens: list = field(default_factory=list)
+    rows: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def row(self, values) -> bool:
+        self.rows.append(np.array(values, copy=True))
+        return False
+
+    def take(self, done) -> None:
+        self.tokens = done.tokens
 
 
 if __name__ == "__main__":

@@ -152,7 +152,9 @@ EOV_GENERATION_API void eov_conversation_free(eov_conversation* conversation);
 // conversation's step. Each conversation's tokens are those it would get alone. The program must give
 // each token's position and return every position's logits (the openvino recipe's logits="all",
 // export-hf --logits all); others are refused with that reason. Speculative decoding, saved states and
-// state files are not for batched conversations. At most 63 on a program at once.
+// state files are not for batched conversations. At most 63 on a program at once. The program's own
+// conversations (eov_conversation_new) must not generate while its batched ones do (one call of a
+// program runs at a time).
 EOV_GENERATION_API int eov_conversation_new_batched(eov_program* program, eov_conversation** out);
 // Continues with `tokens`, the whole conversation so far (the held tokens and what follows them, a
 // new prompt or the next turn): the model keeps the longest part it already holds and is fed the

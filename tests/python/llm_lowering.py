@@ -9,6 +9,7 @@ import dataclasses
 import functools
 import gc
 from dataclasses import dataclass
+from pathlib import Path
 
 import openvino as ov
 import torch
@@ -96,3 +97,16 @@ def attentions():
     """Sorted "grown"/"paged", one a compiled model alive (earlier tests' methods collected first)."""
     gc.collect()
     return sorted(model.get("attention", "grown") for model in library.load().describe_compiled_models())
+
+
+def hf_text_program(folder: Path) -> Path:
+    """`folder` with a byte-level tokenizer.json and model.pte: transformers' tiny Llama of the tokenizer's
+    vocabulary in the Hugging Face convention, every position's logits (what batched conversations need)."""
+    from llm_tokenizer import train
+
+    tokenizer = train(folder / "tokenizer.json")
+    model = hf_llama(seed=3, vocab_size=tokenizer.get_vocab_size())
+    edge = to_edge_transform_and_lower(export_causal_lm(model, CONTEXT),
+                                       partitioner=[executorch_openvino.OpenvinoPartitioner()])
+    (folder / "model.pte").write_bytes(edge.to_executorch().buffer)
+    return folder

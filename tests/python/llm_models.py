@@ -95,13 +95,13 @@ def last_token_logits(logits: torch.Tensor) -> torch.Tensor:
     return logits[0] if logits.dim() == 2 else logits[0, -1]
 
 
-def hf_llama(seed: int = 0):
+def hf_llama(seed: int = 0, vocab_size: int = 128):
     """A transformers LlamaForCausalLM of the same size as et_llama, random weights."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     config = LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=128, max_position_embeddings=CONTEXT)
+                         num_key_value_heads=2, vocab_size=vocab_size, max_position_embeddings=CONTEXT)
     return LlamaForCausalLM(config).eval()
 
 

@@ -41,7 +41,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tokenizer", type=Path, required=True, metavar="FILE",
                         help="the tokenizer: tokenizer.json (Hugging Face), tokenizer.model (SentencePiece) "
                         "or a tiktoken file")
-    parser.add_argument("--prompt", required=True)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--prompt")
+    given.add_argument("--prompts-file", type=Path, metavar="FILE",
+                       help="one prompt a line, all generated at once, their steps batched (a Hugging Face program "
+                       "with every position's logits: export-hf --logits all)")
     add_data_argument(parser)
     parser.add_argument("--max-new-tokens", type=positive(int), default=64, metavar="N", help="default 64")
     parser.add_argument("--temperature", type=float, default=0.0, help="0 (the default) is greedy")
@@ -84,6 +88,8 @@ def main(args) -> int:
     if args.draft is not None and not args.draft.is_file():
         raise usage_error(f"{args.draft}: no such file (the draft model)")
     with options_applied(args.option):
+        if args.prompts_file is not None:
+            return _generate_many(args)
         return _generate_with_loop(args) if _uses_engine(args) else _generate(args)
 
 
@@ -163,6 +169,50 @@ def _generate_with_loop(args) -> int:
         say(f"state: continued {continued} tokens from {args.load_state}")
     if args.save_state is not None:
         say(f"state: {len(generator.conversation.tokens)} tokens written to {args.save_state}")
+    return 0
+
+
+def _generate_many(args) -> int:
+    """--prompts-file: every line's prompt a conversation, generated at once (TextGenerator.generate_many);
+    each text under a header naming its line, then the totals."""
+    import time
+
+    from ..generation.engine import GenerationError, SamplingOptions
+    from ..llm.text_generation import TextGenerator
+
+    if not _uses_engine(args):
+        raise usage_error("--prompts-file needs a tokenizer.json (the engine)")
+    alone = [flag for flag, on in (("--lookup", args.lookup), ("--draft", args.draft), ("--json-schema", args.json_schema),
+                                   ("--regex", args.regex), ("--grammar", args.grammar), ("--echo", args.echo),
+                                   ("--load-state", args.load_state), ("--save-state", args.save_state)) if on]
+    if alone:
+        raise usage_error(f"{alone[0]} is for one prompt; --prompts-file generates several at once")
+    if not args.prompts_file.is_file():
+        raise usage_error(f"{args.prompts_file}: no such file (the prompts)")
+    prompts = [line for line in args.prompts_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not prompts:
+        raise usage_error(f"{args.prompts_file} holds no prompt (one a line)")
+    # A seed fixes every prompt's draws, each its own: seed, seed + 1, ...
+    sampling = [SamplingOptions(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                                repetition_penalty=args.repetition_penalty,
+                                seed=None if args.seed is None else args.seed + i) for i in range(len(prompts))]
+    try:
+        generator = TextGenerator.load(args.pte, args.tokenizer, args.data, chat=args.chat,
+                                       chat_template=args.chat_template)
+        began = time.perf_counter()
+        done = generator.generate_many(prompts, args.max_new_tokens, system=args.system, sampling=sampling,
+                                       stop=args.stop)
+        seconds = time.perf_counter() - began
+    except (ValueError, GenerationError) as error:
+        raise CliError(_flagged(str(error))) from error
+    for line, result in enumerate(done, 1):
+        if not args.quiet:
+            print(f"--- prompt {line} ---\n{result.text}", flush=True)
+        if args.show_ids:
+            print("ids: " + " ".join(map(str, result.result.tokens)), flush=True)
+    generated = sum(result.result.statistics.generated for result in done)
+    say(f"{len(prompts)} prompts generated at once: {generated} tokens in {seconds * 1000:.0f} ms "
+        f"({_rate(generated, seconds * 1000)}, prompts included)")
     return 0
 
 

@@ -161,23 +161,11 @@ def test_generate_many_gives_each_prompt_the_text_generate_gives_it(tmp_path):
     """The path docs/generation.md shows: TextGenerator.generate_many over a Hugging Face program with
     every position's logits and its tokenizer gives each prompt generate()'s text, in the prompts'
     order, one SamplingOptions each (sampled with their seeds, so the order matters)."""
-    import executorch_openvino
-    from executorch.exir import to_edge_transform_and_lower
-    from executorch_openvino.llm.hf_export import export_causal_lm
     from executorch_openvino.llm.text_generation import TextGenerator
-    from llm_models import CONTEXT
-    from llm_tokenizer import train
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from llm_lowering import hf_text_program
 
-    tokenizer = train(tmp_path / "tokenizer.json")
-    torch.manual_seed(3)
-    model = LlamaForCausalLM(LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                                         num_attention_heads=4, num_key_value_heads=2,
-                                         vocab_size=tokenizer.get_vocab_size(), max_position_embeddings=CONTEXT)).eval()
-    edge = to_edge_transform_and_lower(export_causal_lm(model, CONTEXT),
-                                       partitioner=[executorch_openvino.OpenvinoPartitioner()])
-    (tmp_path / "model.pte").write_bytes(edge.to_executorch().buffer)
-    generator = TextGenerator.load(tmp_path / "model.pte", tmp_path / "tokenizer.json")
+    folder = hf_text_program(tmp_path)
+    generator = TextGenerator.load(folder / "model.pte", folder / "tokenizer.json")
     prompts = ["Once upon a time", "The river", "A small robot said"]
     options = [SamplingOptions(temperature=0.8, top_k=20, seed=seed) for seed in (5, 6, 7)]
     many = generator.generate_many(prompts, 24, sampling=options)
