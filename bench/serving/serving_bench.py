@@ -211,7 +211,8 @@ def main(argv=None) -> int:
         def decode(i):
             counts[i] = chats[i].generate(prompts[i], ANSWER, eos_ids=[]).statistics.generated
 
-        parallel.append(sum(counts) / on_threads(decode, len(chats)))
+        elapsed = on_threads(decode, len(chats))
+        parallel.append(sum(counts) / elapsed)
     for fmt in dict.fromkeys((args.format, "fp32")):  # fp32: eager's numerics, where batching changes no id
         batched_rows(run, args, fmt, size, work, rng)
     genai_rows(run, args, size, work, rng)
@@ -279,7 +280,6 @@ def batched_rows(run, args, fmt: str, size, work: Path, rng) -> None:
             expected[i].take(one.generate(prompt, ANSWER, eos_ids=[], on_logits=expected[i].row))
             expected[i].seconds = time.perf_counter() - began
         got = [Decoded() for _ in members]
-        before = worker_rss_mb(os.getpid())
         for member, prompt in zip(members, prompts):
             member.generate(prompt, 1, eos_ids=[])  # the prompts held before the clock, each alone
 
@@ -287,13 +287,8 @@ def batched_rows(run, args, fmt: str, size, work: Path, rng) -> None:
             got[i].take(members[i].generate(prompts[i], ANSWER, eos_ids=[], on_logits=got[i].row))
 
         elapsed = on_threads(decode, len(members))
-        if r == 0:  # untimed: the first calls of a batch of this shape compile its kernels
-            positions = 128 + ANSWER
-            benchmark.add_row(run, group, f"{SESSIONS} batched conversations of {positions} positions add ({fmt})",
-                              table="memory", mb=worker_rss_mb(os.getpid()) - before)
-            benchmark.add_row(run, group, f"their KV caches ({SESSIONS} x {-(-positions // 32) * 32} positions)",
-                              table="memory", mb=SESSIONS * kv_mb(size, positions))
-            continue
+        if r == 0:
+            continue  # untimed: the first calls of a batch of this shape compile its kernels
         alone.append(float(np.median([len(e.tokens) / e.seconds for e in expected])))
         together.append(sum(len(g.tokens) for g in got) / elapsed)
         for a, b in zip(expected, got):
@@ -302,6 +297,16 @@ def batched_rows(run, args, fmt: str, size, work: Path, rng) -> None:
             # Up to and with the first differing choice: the same history, so the rows compare.
             pairs = zip(a.rows[:same + 1], b.rows[:same + 1])
             largest = max([largest] + [float(np.abs(x - y).max()) for x, y in pairs])
+    # What more conversations cost once the calls' shapes have run: each its slot of the caches.
+    before = worker_rss_mb(os.getpid())
+    more = [Conversation(program, batched=True) for _ in range(SESSIONS)]
+    for member in more:
+        member.generate(rng.integers(3, size.vocab, 128, dtype=np.int64).tolist(), ANSWER, eos_ids=[])
+    positions = 128 + ANSWER
+    benchmark.add_row(run, group, f"{SESSIONS} more batched conversations of {positions} positions add ({fmt})",
+                      table="memory", mb=worker_rss_mb(os.getpid()) - before)
+    benchmark.add_row(run, group, f"their KV caches ({SESSIONS} x {-(-positions // 32) * 32} positions)",
+                      table="memory", mb=SESSIONS * kv_mb(size, positions))
     program_name = f"recipe export, logits=all, {fmt}"
     shared = dict(table="sessions", program=program_name, baseline="1 conversation")
     benchmark.add_row(run, group, "1 conversation", decode_tok_s=alone, **shared)
@@ -316,6 +321,7 @@ def genai_rows(run, args, size, work: Path, rng) -> None:
     """GenAI's continuous batching on the same checkpoint: one prompt decoding, then SESSIONS at once."""
     group = f"{size.name}, {args.format}, GenAI"
     try:
+        import openvino
         import openvino_genai
 
         folder = llm_setup.export("genai", args.format, size, work)
@@ -331,13 +337,13 @@ def genai_rows(run, args, size, work: Path, rng) -> None:
         config.max_new_tokens = config.min_new_tokens = count
         config.do_sample, config.ignore_eos = False, True
         began = time.perf_counter()
-        pipe.generate(list(prompts), [config] * len(prompts))
+        pipe.generate([openvino.Tensor(np.array([p], dtype=np.int64)) for p in prompts], [config] * len(prompts))
         return time.perf_counter() - began
 
     rates = {1: [], SESSIONS: []}
     for r in range(args.rounds + 1):
         for count in rates:
-            prompts = [" ".join(map(str, rng.integers(3, 1000, 60).tolist())) for _ in range(count)]  # ~128 tokens
+            prompts = [rng.integers(3, size.vocab, 128, dtype=np.int64).tolist() for _ in range(count)]
             decode_s = seconds(prompts, ANSWER + 1) - seconds(prompts, 1)
             if r > 0:  # the first round compiles the pipeline's kernels for these shapes
                 rates[count].append(count * ANSWER / decode_s)

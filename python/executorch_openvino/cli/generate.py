@@ -174,7 +174,7 @@ def _generate_with_loop(args) -> int:
 
 def _generate_many(args) -> int:
     """--prompts-file: every line's prompt a conversation, generated at once (TextGenerator.generate_many);
-    each text under a header naming its line, then the totals."""
+    each text under a header numbering it, then the totals."""
     import time
 
     from ..generation.engine import GenerationError, SamplingOptions
@@ -205,9 +205,9 @@ def _generate_many(args) -> int:
         seconds = time.perf_counter() - began
     except (ValueError, GenerationError) as error:
         raise CliError(_flagged(str(error))) from error
-    for line, result in enumerate(done, 1):
+    for number, result in enumerate(done, 1):
         if not args.quiet:
-            print(f"--- prompt {line} ---\n{result.text}", flush=True)
+            print(f"--- prompt {number} ---\n{result.text}", flush=True)
         if args.show_ids:
             print("ids: " + " ".join(map(str, result.result.tokens)), flush=True)
     generated = sum(result.result.statistics.generated for result in done)

@@ -75,6 +75,9 @@ Status PagedCaches::hold_slots(size_t slots, const std::vector<int64_t>& held, o
   if (slots > kMaxSlots)
     return Failure{FailureKind::kInvalidArgument, "a paged model's caches hold " + std::to_string(kMaxSlots) +
                                                       " sequences at most, not " + std::to_string(slots)};
+  // Twice as many as before at least, so that conversations joining one by one move the caches a few
+  // times, not once each (the slots never touched cost address space only).
+  slots = std::max(slots, std::min(2 * slots_, kMaxSlots));
   Outcome<std::vector<Cache>> memory = allocate(runtime, ports_, layout_, slots);
   if (!memory.ok()) return memory.failure();
   std::vector<Cache> grown = std::move(memory).value();

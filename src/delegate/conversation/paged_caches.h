@@ -38,8 +38,9 @@ class PagedCaches {
                                                       const PagedLayout& layout);
   // Binds every cache to `request` (once per request, and again after more slots came).
   Status bind(openvino_api::Runtime& runtime, openvino_api::ov_infer_request* request) const;
-  // Room for `slots` sequences (at most kMaxSlots): the caches move to memory that holds them, with
-  // the first held[s] positions of each slot s kept; then bound to `request`. Nothing changes on failure.
+  // Room for `slots` sequences (at most kMaxSlots): the caches move to memory that holds them (twice
+  // the slots held so far at least), with the first held[s] positions of each slot s kept; then bound
+  // to `request`. Nothing changes on failure.
   static constexpr size_t kMaxSlots = 64;
   Status hold_slots(size_t slots, const std::vector<int64_t>& held, openvino_api::Runtime& runtime,
                     openvino_api::ov_infer_request* request);

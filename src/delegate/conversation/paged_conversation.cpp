@@ -75,8 +75,8 @@ Outcome<Conversation::Before> PagedConversation::before_call(Arguments args, ope
   if (total != count)
     return invalid("the call's sequences hold " + std::to_string(total) + " tokens and the call gives " +
                    std::to_string(count));
-  if (Status room = caches_->hold_slots(static_cast<size_t>(slots), held_, runtime_, request); !room.ok())
-    return room.failure();
+  if (Status grown = caches_->hold_slots(static_cast<size_t>(slots), held_, runtime_, request); !grown.ok())
+    return grown.failure();
   if (held_.size() < static_cast<size_t>(slots)) held_.resize(static_cast<size_t>(slots), 0);
 
   running_.clear();
