@@ -26,7 +26,7 @@ PYTEST_WORKERS ?= $(shell n=$(JOBS); [ $$n -gt 4 ] && echo 4 || echo $$n)
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 comma := ,
 
-.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-startup bench-llm bench-llm-p1024 bench-llm-smoke bench-speculative bench-speculative-smoke bench-structured bench-structured-smoke bench-hf-recipe bench-linear-stack bench-decode-step bench-serving clean distclean
+.PHONY: all setup system-packages venv venv-bench venv-optimum configure build test test-cpp test-python test-packaging test-optimum test-windows test-asan test-fuzz fuzz fuzz-build soak test-peer-suite test-int8-cpu-classes wheel demo bench bench-quick bench-zoo bench-hf-zoo bench-llm bench-llm-p1024 bench-llm-smoke bench-hf-recipe bench-linear-stack bench-serving clean distclean
 
 all: build
 
@@ -164,8 +164,8 @@ BENCH_ENV = EXECUTORCH_OPENVINO_BUILD=$(abspath $(BUILD)) \
 	EXECUTORCH_OPENVINO_LIBRARY=$(abspath $(BUILD))/site/executorch_openvino/lib/libexecutorch_openvino.so
 BENCH_RESULTS_DIR = $(abspath bench/results)$(if $(QUICK),/quick)
 bench: build
-	@$(MAKE) --no-print-directory bench-zoo bench-hf-zoo bench-startup
-	@$(if $(QUICK),$(MAKE) --no-print-directory bench-llm-smoke bench-speculative-smoke bench-structured-smoke,$(MAKE) --no-print-directory bench-llm bench-structured)
+	@$(MAKE) --no-print-directory bench-zoo bench-hf-zoo
+	@$(if $(QUICK),$(MAKE) --no-print-directory bench-llm-smoke,$(MAKE) --no-print-directory bench-llm)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench QUICK=1
@@ -179,10 +179,6 @@ bench-zoo: build
 bench-hf-zoo: build
 	@$(BENCH_ENV) HF_HUB_OFFLINE=1 $(PYTHON) bench/hf_zoo/hf_zoo.py --results-dir $(BENCH_RESULTS_DIR) \
 		$(if $(QUICK),--size small --models bert$(comma)vit --rounds 2 --calls 2)
-
-# Start-up of fresh processes: import, --help and the runner against `import torch` (a few minutes).
-bench-startup: build
-	@$(BENCH_ENV) $(PYTHON) bench/startup/startup.py --results-dir $(BENCH_RESULTS_DIR) $(if $(QUICK),--rounds 1)
 
 # Language models at the sizes users run (SmolLM2-360M's, Qwen2.5-0.5B's and Llama-3.2-1B's shapes), int8
 # and int4, against OpenVINO GenAI's default and llama.cpp in the same rounds (llama.cpp is built once
@@ -201,18 +197,6 @@ bench-llm-p1024: build venv-bench
 bench-llm-smoke: build
 	@$(BENCH_ENV) $(PYTHON) bench/llm/llm_bench.py --smoke --variants ours,ours-paged,xnnpack,genai-default
 
-# Speculative decoding (prompt lookup, draft programs, drafts that never land, static caches, a drafter of
-# controlled acceptance, grown and paged) and what a call costs, against plain decoding, GenAI's and
-# llama.cpp's own, at SmolLM2-135M's shape (about 15 minutes of exports, then 10).
-bench-speculative: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --rounds 5
-bench-speculative-smoke: build
-	@$(BENCH_ENV) $(PYTHON) bench/speculative/speculative_bench.py --smoke
-bench-structured: build
-	@$(BENCH_ENV) $(PYTHON) bench/structured/structured_bench.py --rounds 5
-bench-structured-smoke: build
-	@$(BENCH_ENV) $(PYTHON) bench/structured/structured_bench.py --smoke
-
 # optimum-executorch's openvino recipe (ours) against its xnnpack recipe and optimum-intel + OpenVINO GenAI:
 # a Llama of SmolLM2-135M's shape and a Whisper of whisper-base's, fp32 / int8 / int4 (about an hour; two
 # environments, .venv-bench's and .venv-optimum).
@@ -223,14 +207,10 @@ bench-hf-recipe: build venv-bench venv-optimum
 		--optimum-python $(abspath $(OPTIMUM_VENV))/bin/python --work $(HF_RECIPE_WORK_ROOT)
 
 # A small LLM's linear layers alone, one token a call, OpenVINO's compressed-weight kernels against XNNPACK's
-# (the reproduction an upstream report carries; minutes). bench-decode-step: one decode step layer by layer
-# (executorch.runtime paged / grown, our IR and GenAI's natively) on the exports bench-hf-recipe keeps.
+# (the reproduction an upstream report carries; minutes).
 LINEAR_STACK_SIZE ?= smollm2-135m
 bench-linear-stack: build
 	@$(BENCH_ENV) $(PYTHON) bench/kernels/linear_stack.py --size $(LINEAR_STACK_SIZE) --results-dir $(BENCH_RESULTS_DIR)
-HF_RECIPE_WORK ?= $(HF_RECIPE_WORK_ROOT)/smollm2-135m
-bench-decode-step: build venv-bench
-	@$(BENCH_ENV) $(PYTHON) bench/kernels/decode_step.py --work $(HF_RECIPE_WORK) --results-dir $(BENCH_RESULTS_DIR)
 # Serving: warm resume against a cold prefill, sessions on one load, memory a session adds (bench/serving).
 bench-serving: build
 	@$(BENCH_ENV) $(PYTHON) bench/serving/serving_bench.py --work $(abspath $(BUILD))/serving-work --results-dir $(BENCH_RESULTS_DIR)

@@ -1,32 +1,30 @@
 """llama.cpp as a peer: built from the source llama-cpp-python's sdist vendors (PyPI, the only
 source this machine reaches), its CPU backend, on the same weights written as GGUF.
 
-- `build()` downloads the sdist once (pip download), builds llama-bench, llama-quantize and
-  llama-lookup with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache
+- `build()` downloads the sdist once (pip download), builds llama-bench and llama-quantize
+  with CMake + Ninja (this CPU's instruction sets, AMX aside: isa_options) into a cache
   folder (EXECUTORCH_OPENVINO_LLAMACPP_DIR, default ~/.cache/executorch_openvino/llamacpp); a few
   minutes on 2 cores, once.
 - `write_gguf()` writes ExecuTorch's Llama (Meta's layout: rotary pairs of neighbouring channels, as
   llama.cpp's) as an F32 GGUF with a byte-level vocabulary of the model's size (the first 256 ids
   are bytes, so any text tokenizes, about one id per byte; the rest are placeholders): speed and
   acceptance measurements need no real tokenizer. `quantize()` makes Q4_0 / Q8_0 of it.
-- `bench()` runs llama-bench (JSON), `Runner` as a conversation of the LLM benchmark; `lookup()` runs
-  llama-lookup (prompt-lookup decoding) and parses its drafted / accepted counts and decode speed.
+- `bench()` runs llama-bench (JSON), `Runner` as a conversation of the LLM benchmark.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict
 
 VERSION = "0.3.36"  # llama-cpp-python's sdist; vendor/llama.cpp inside
-TARGETS = ("llama-bench", "llama-quantize", "llama-lookup")
+TARGETS = ("llama-bench", "llama-quantize")
 
 
 def home() -> Path:
@@ -193,42 +191,3 @@ def bench(model: Path, prompt: int, generate: int, threads: int = 2) -> dict:
         key = "prompt_tok_s" if row.get("n_prompt") else "decode_tok_s"
         result[key] = row["avg_ts"]
     return result
-
-
-def lookup(model: Path, prompt: str, generate: int, draft: int = 5, threads: int = 2, context: int = 512) -> dict:
-    """llama-lookup (prompt lookup decoding): drafted and accepted tokens, decode tokens/s."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        log = Path(folder) / "lookup.log"  # its closing statistics reach a log file, not always the console
-        done = subprocess.run([str(build() / "llama-lookup"), "-m", str(model), "-p", prompt, "-n", str(generate),
-                               "--spec-draft-n-max", str(draft), "-t", str(threads), "-c", str(context), "--temp", "0",
-                               "--ignore-eos", "--log-file", str(log)], capture_output=True, text=True, errors="replace",
-                              timeout=900)
-        text = (log.read_text(errors="replace") if log.exists() else "") + done.stderr
-    if done.returncode != 0:
-        raise RuntimeError(f"llama-lookup failed ({done.returncode}): {text[-2000:]}")
-
-    def number(pattern: str) -> Optional[float]:
-        found = re.search(pattern, text)
-        return float(found.group(1)) if found else None
-
-    return {"drafted": number(r"n_drafted\s*=\s*(\d+)"), "accepted": number(r"n_accept\s*=\s*(\d+)"),
-            "decode_tok_s": number(r"decoded\s+\d+\s+tokens in\s+[\d.]+\s+seconds, speed:\s+([\d.]+) t/s"),
-            "log": text[-3000:]}
-
-
-class Runner:
-    """llama-bench on a GGUF as one conversation of the LLM benchmark: a prompt of the conversation's
-    length and `steps` generated tokens (random ids: llama-bench returns none), two threads; its prompt
-    and generation rates as the conversation's times. Its memory is its own process's."""
-
-    def __init__(self, path: Path):
-        if not path.is_file():
-            raise FileNotFoundError(path)
-        self.path = path
-
-    def conversation(self, prompt, steps: int, keep_logits: bool = False) -> dict:
-        rates = bench(self.path, len(prompt), steps)
-        return {"prefill_ms": len(prompt) * 1e3 / rates["prompt_tok_s"], "decode_ms": steps * 1e3 / rates["decode_tok_s"],
-                "ids": None, "logits": None}

@@ -1,8 +1,8 @@
 """A start a user does not notice: `--help` and argument errors without torch or ExecuTorch in the
 process, `import executorch_openvino` without them (the library loads once ExecuTorch's runtime is
 imported), the runner's console script becoming the C++ binary without them, and third-party
-start-up noise hidden one known message at a time, never ours. (Times are measured in
-bench/startup/startup.py, not here.)"""
+start-up noise hidden one known message at a time, never ours. (Times were measured by a
+retired study, bench/results/startup-2026-12-01.md, not here.)"""
 
 from __future__ import annotations
 
