@@ -117,16 +117,21 @@ Status PagedConversation::feed_plan(openvino_api::ov_infer_request* request) {
     max_context_ = std::max(max_context_, static_cast<int32_t>(sequence.end));
   }
   std::vector<int32_t>* vectors[] = {&past_, &begins_, &block_table_, &table_begins_};
-  plan_tensors_.clear();
+  plan_tensors_.resize(kPlanInputCount);
   for (size_t i = 0; i < kPlanInputCount; ++i) {
     const int64_t size = i < 4 ? static_cast<int64_t>(vectors[i]->size()) : 0;
     int32_t* data = i < 4 ? vectors[i]->data() : &max_context_;
+    // A tensor over the same memory and length already holds this call's values: a decode step makes
+    // new tensors only when a sequence enters another block.
+    PlanTensor& bound = plan_tensors_[i];
+    if (bound.tensor && bound.data == data && bound.size == size && bound.request == request) continue;
     Outcome<openvino_api::TensorPtr> tensor =
         openvino_api::wrap_host_memory(runtime_, openvino_api::ElementType::kI32, &size, i < 4 ? 1 : 0, data);
     if (!tensor.ok()) return tensor.failure();
+    bound = PlanTensor{};  // set again below, or left empty when the call refuses it
     if (Status set = openvino_api::set_input(runtime_, request, layout_.plan + i, tensor.value().get()); !set.ok())
       return set;
-    plan_tensors_.push_back(std::move(tensor).value());
+    bound = PlanTensor{std::move(tensor).value(), data, size, request};
   }
   return ok_status();
 }

@@ -58,10 +58,17 @@ class PagedConversation final : public KeepsPrefixes<PagedCaches::Snapshot> {
   std::unique_ptr<PagedCaches> caches_;
   std::vector<int64_t> held_ = {0};  // positions each slot holds
   std::vector<Running> running_;     // the call being run, a sequence at a time
-  // The plan's values and the tensors over them, alive until the next call.
+  // The plan's values, and the tensors over them bound to the request (made again only when the
+  // memory or length under one changes).
   std::vector<int32_t> past_, begins_, block_table_, table_begins_;
   int32_t max_context_ = 0;
-  std::vector<openvino_api::TensorPtr> plan_tensors_;
+  struct PlanTensor {
+    openvino_api::TensorPtr tensor;
+    const int32_t* data = nullptr;
+    int64_t size = 0;
+    const openvino_api::ov_infer_request* request = nullptr;
+  };
+  std::vector<PlanTensor> plan_tensors_;
 };
 
 }  // namespace executorch_openvino::delegate

@@ -63,6 +63,17 @@ def test_batched_conversations_get_what_each_gets_alone(program):
     assert shared >= 35 and calls <= 45, after  # about 40 calls of four, not 160 of one
 
 
+def test_prompts_longer_together_than_a_call_are_fed_in_several(program):
+    """Four 40-token prompts: together 160 tokens, past the 95 a call of this program takes. The batch
+    puts in a call only what fits and the rest in the next, and each conversation gets its tokens alone.
+    Guards the call's limit (without it the program refuses the call of 160)."""
+    prompts = [[(7 * i + j) % 120 + 1 for j in range(40)] for i in range(4)]
+    assert sum(map(len, prompts)) > program.max_call_tokens
+    members = [Conversation(program, batched=True) for _ in prompts]
+    got = _together([lambda m=m, p=p: m.generate(p, 8).tokens for m, p in zip(members, prompts)])
+    assert got == [_alone(program, p, 8) for p in prompts]
+
+
 def test_sampled_batched_conversations_draw_what_each_draws_alone(program):
     """Each conversation samples with its own seed: the draws are its own alone (a batch shares calls,
     not samplers)."""
