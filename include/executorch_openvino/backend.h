@@ -126,6 +126,14 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, 
 EXECUTORCH_OPENVINO_API void executorch_openvino_set_sequences(const int64_t* slots, const int64_t* counts,
                                                                size_t count);
 
+// The calling thread's next call of a decoder that computes its cross-attention caches once from
+// the encoder's states (a Whisper program's text_decoder) brings the states the method's call before
+// it brought, unchanged: the delegate does not compare them with those its caches were computed from
+// (3 MB a step at whisper-base). For a caller that holds the states itself (the generation engine's
+// speech programs). The call consumes the promise, and `promised` 0 takes it back (after a call that
+// failed before the delegate saw it). A promise that is not kept gives wrong results.
+EXECUTORCH_OPENVINO_API void executorch_openvino_promise_same_encoder_states(int promised);
+
 // State files: the state saved as `name` by the owner's methods written to `path` with `size`
 // bytes of the caller's own (`data`, may be NULL when size is 0), and read back in another process
 // into a state saved as `name` (then restore_state_of sets it in). Reading refuses, naming why and

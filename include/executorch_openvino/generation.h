@@ -57,8 +57,25 @@ typedef int (*eov_step_fn)(void* user, const int64_t* tokens, size_t count, int6
 EOV_GENERATION_API int eov_program_from_callback(eov_step_fn step, void* user, size_t vocab, int64_t context,
                                                  int64_t max_call_tokens, int all_logits, eov_program** out);
 EOV_GENERATION_API void eov_program_free(eov_program* program);
+// A speech-recognition program as optimum-executorch exports Whisper (methods `encoder` and
+// `text_decoder`): a language model whose calls also attend to one window of audio. Encode a window
+// with eov_program_encode, then generate its text with a conversation on the program as with any
+// other; the decoder takes one token a call.
+EOV_GENERATION_API int eov_program_load_speech(const char* pte, const char* data, eov_program** out);
+// Runs the encoder on one window's features (float32, `shape` of `rank` dimensions, as
+// eov_program_shape(program, "features", ...) says) and gives its states to the decoder calls that
+// follow, until the next window: a conversation's next generation starts again at position 0. The
+// states are copied into `states` when it is not NULL (room for `capacity` floats; their shape is
+// eov_program_shape(program, "states", ...)).
+EOV_GENERATION_API int eov_program_encode(eov_program* program, const float* features, const int64_t* shape,
+                                          size_t rank, float* states, size_t capacity);
+// The shape of a speech program's "features" (one window) or encoder "states", up to `capacity`
+// dimensions; returns the rank (0 for another program or name).
+EOV_GENERATION_API size_t eov_program_shape(const eov_program* program, const char* which, int64_t* out,
+                                            size_t capacity);
 // What the program is: "vocab", "context", "max_call_tokens", "all_logits" (0/1), "bos" (-1: none),
-// "eos_count"; what its batched conversations did: "batch_calls" (calls made), "batch_calls_shared"
+// "eos_count", "start_token" (a speech program's decoder_start_token_id, -1: none); what its batched
+// conversations did: "batch_calls" (calls made), "batch_calls_shared"
 // (those that carried more than one conversation), "batch_sequences" (conversations' steps carried);
 // -1 for an unknown key.
 EOV_GENERATION_API int64_t eov_program_info(const eov_program* program, const char* key);
@@ -122,6 +139,10 @@ typedef struct eov_generation_options {
   eov_text_fn on_text;
   void* user;
   eov_logits_fn on_logits;
+  const int64_t* suppress_ids;        // never chosen (transformers' suppress_tokens)
+  size_t suppress_count;
+  const int64_t* begin_suppress_ids;  // not chosen as the first token after the prompt (begin_suppress_tokens)
+  size_t begin_suppress_count;
 } eov_generation_options;
 
 // The defaults, into the caller's struct of `size` bytes (the macro passes its sizeof): a library newer

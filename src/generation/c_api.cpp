@@ -19,6 +19,7 @@
 #include "generation/grammar/llguidance_constraint.h"
 #include "generation/conversation.h"
 #include "generation/program_model.h"
+#include "generation/speech_model.h"
 
 using namespace executorch_openvino;
 using namespace executorch_openvino::generation;
@@ -176,6 +177,51 @@ int eov_program_from_callback(eov_step_fn step, void* user, size_t vocab, int64_
 
 void eov_program_free(eov_program* program) { delete program; }
 
+int eov_program_load_speech(const char* pte, const char* data, eov_program** out) {
+  return guarded([&] {
+    if (pte == nullptr || out == nullptr) return fail(EOV_GENERATION_INVALID_ARGUMENT, "no program path given");
+    *out = nullptr;
+    auto loaded = SpeechModel::load(pte, data != nullptr ? data : "");
+    if (!loaded) return fail(loaded.failure());
+    *out = new eov_program();
+    (*out)->model = std::move(loaded.value());
+    return 0;
+  });
+}
+
+int eov_program_encode(eov_program* program, const float* features, const int64_t* shape, size_t rank, float* states,
+                       size_t capacity) {
+  return guarded([&] {
+    auto* speech = program != nullptr ? dynamic_cast<SpeechModel*>(program->model.get()) : nullptr;
+    if (speech == nullptr)
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "not a speech program (load it with eov_program_load_speech)");
+    if (features == nullptr || (rank > 0 && shape == nullptr))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "no features given");
+    // Whatever the caches held was computed from the last window's states: every conversation starts again.
+    program->resident = nullptr;
+    if (Status encoded = speech->encode(features, std::vector<int64_t>(shape, shape + rank)); !encoded)
+      return fail(encoded.failure());
+    if (states != nullptr) {
+      const std::vector<float>& held = speech->states();
+      if (capacity < held.size())
+        return fail(EOV_GENERATION_INVALID_ARGUMENT, "room for " + std::to_string(capacity) + " floats, and the states are " +
+                                                         std::to_string(held.size()));
+      std::copy(held.begin(), held.end(), states);
+    }
+    return 0;
+  });
+}
+
+size_t eov_program_shape(const eov_program* program, const char* which, int64_t* out, size_t capacity) {
+  const auto* speech = program != nullptr ? dynamic_cast<const SpeechModel*>(program->model.get()) : nullptr;
+  if (speech == nullptr || which == nullptr) return 0;
+  const std::string name = which;
+  if (name != "features" && name != "states") return 0;
+  const std::vector<int64_t>& shape = name == "features" ? speech->feature_shape() : speech->states_shape();
+  for (size_t i = 0; i < shape.size() && i < capacity && out != nullptr; ++i) out[i] = shape[i];
+  return shape.size();
+}
+
 int64_t eov_program_info(const eov_program* program, const char* key) {
   if (program == nullptr || key == nullptr) return -1;
   const LanguageModel& model = *program->model;
@@ -186,6 +232,10 @@ int64_t eov_program_info(const eov_program* program, const char* key) {
   if (name == "all_logits") return model.all_logits() ? 1 : 0;
   if (name == "bos") return model.bos_id();
   if (name == "eos_count") return static_cast<int64_t>(model.eos_ids().size());
+  if (name == "start_token") {
+    const auto* speech = dynamic_cast<const SpeechModel*>(&model);
+    return speech != nullptr ? speech->start_token() : -1;
+  }
   const Batch::Counts batched = program->batch ? program->batch->counts() : Batch::Counts{};
   if (name == "batch_calls") return static_cast<int64_t>(batched.calls);
   if (name == "batch_calls_shared") return static_cast<int64_t>(batched.batched_calls);
@@ -375,6 +425,14 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
     for (size_t i = 0; i < options->stop_count; ++i)
       if (options->stop != nullptr && options->stop[i] != nullptr) request.stops.emplace_back(options->stop[i]);
     request.constraint = options->constraint != nullptr ? options->constraint->constraint.get() : nullptr;
+    if ((options->suppress_count > 0 && options->suppress_ids == nullptr) ||
+        (options->begin_suppress_count > 0 && options->begin_suppress_ids == nullptr))
+      return fail(EOV_GENERATION_INVALID_ARGUMENT, "a count of suppressed tokens without their ids");
+    if (options->suppress_count > 0)
+      request.suppress.assign(options->suppress_ids, options->suppress_ids + options->suppress_count);
+    if (options->begin_suppress_count > 0)
+      request.begin_suppress.assign(options->begin_suppress_ids,
+                                    options->begin_suppress_ids + options->begin_suppress_count);
     if (options->on_token != nullptr) {
       request.on_token = [options](int64_t token) { return options->on_token(options->user, token) != 0; };
     }

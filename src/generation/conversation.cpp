@@ -48,6 +48,11 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
                    "returns the last one's only (export it with full logits: ExecuTorch's export_llm option "
                    "debug.generate_full_logits=true, or the openvino recipe's logits=\"all\" (export-hf --logits "
                    "all))");
+  for (const auto* ids : {&request.suppress, &request.begin_suppress})
+    for (int64_t token : *ids)
+      if (token < 0 || static_cast<size_t>(token) >= vocab)
+        return invalid("suppressed token " + std::to_string(token) + " is outside the model's vocabulary of " +
+                       std::to_string(vocab));
   for (const std::string& stop : request.stops)
     if (valid_utf8(stop) != stop) return invalid("a stop string is not valid UTF-8 (it could never occur in the text)");
   if ((!request.stops.empty() || request.on_text) && request.vocabulary == nullptr)
@@ -62,8 +67,9 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   if (request.vocabulary != nullptr) text.emplace(*request.vocabulary, request.stops);
   TokenConstraint* constraint = request.constraint;
   TokenBits allowed;
+  const bool suppressing = !request.suppress.empty() || !request.begin_suppress.empty();
+  if (constraint != nullptr || suppressing) allowed.resize((vocab + 31) / 32);
   if (constraint != nullptr) {
-    allowed.resize((vocab + 31) / 32);
     if (Status started = constraint->reset(); !started) return started.failure();
   }
 
@@ -99,11 +105,22 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   bool observer_stopped = false;  // on_logits said stop: the token chosen from that row is the last
   // Chooses from one row, among what the constraint allows now.
   auto choose = [&](const float* row, const std::vector<int64_t>& history) -> Outcome<int64_t> {
+    bool masked = false;
     if (constraint != nullptr) {
-      if (Status masked = constraint->allowed(allowed); !masked) return masked.failure();
+      if (Status made = constraint->allowed(allowed); !made) return made.failure();
+      masked = true;
+    }
+    // Suppressed tokens are never chosen; begin_suppress only as the first token after the prompt.
+    const bool first = history.size() == given.size();
+    if (!request.suppress.empty() || (first && !request.begin_suppress.empty())) {
+      if (!masked) std::fill(allowed.begin(), allowed.end(), ~0u);
+      for (int64_t token : request.suppress) allowed[token / 32] &= ~(1u << (token % 32));
+      if (first)
+        for (int64_t token : request.begin_suppress) allowed[token / 32] &= ~(1u << (token % 32));
+      masked = true;
     }
     if (request.on_logits && request.on_logits(row, vocab)) observer_stopped = true;
-    auto token = sampler.next_token(row, vocab, history, constraint != nullptr ? &allowed : nullptr);
+    auto token = sampler.next_token(row, vocab, history, masked ? &allowed : nullptr);
     if (!token) return Failure{token.failure().kind, "choosing the token at position " + std::to_string(history.size()) +
                                                          ": " + token.failure().message};
     return token;

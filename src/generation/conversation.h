@@ -40,6 +40,8 @@ struct GenerationRequest {
   const Vocabulary* vocabulary = nullptr;  // for text: on_text and stop strings
   std::vector<std::string> stops;
   TokenConstraint* constraint = nullptr;   // started again by each generation
+  std::vector<int64_t> suppress;        // ids never chosen (transformers' suppress_tokens)
+  std::vector<int64_t> begin_suppress;  // ids not chosen as the first token after the prompt
   std::function<bool(int64_t)> on_token;   // true: stop
   std::function<bool(const std::string&)> on_text;  // whole UTF-8 characters; true: stop
   std::function<bool(const float*, size_t)> on_logits;  // each chosen token's row of logits; true: stop

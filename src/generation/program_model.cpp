@@ -8,6 +8,7 @@
 #include <executorch/extension/tensor/tensor_ptr_maker.h>
 
 #include "executorch_openvino/backend.h"
+#include "generation/program_calls.h"
 
 namespace executorch_openvino::generation {
 
@@ -19,31 +20,6 @@ struct ProgramModel::Loaded {
   std::unique_ptr<Module> module;
   std::vector<EValue> outputs;  // the last call's, which the logits point into
 };
-
-namespace {
-
-// ExecuTorch's error, with the delegate's own reason when it gave one (its log line is cut short).
-std::string why(const std::string& what, Error error) {
-  std::string text = what + " (ExecuTorch error " + std::to_string(static_cast<int>(error)) + ")";
-  const char* reason = executorch_openvino_last_error();
-  if (reason != nullptr && *reason != '\0') text += ": " + std::string(reason);
-  executorch_openvino_clear_last_error();
-  return text;
-}
-
-// A constant method's integers (get_max_context_len, get_eos_ids, ...); none when absent.
-std::vector<int64_t> constant(Module& module, const std::string& name) {
-  auto names = module.method_names();
-  if (!names.ok() || names->count(name) == 0) return {};
-  auto values = module.execute(name);
-  std::vector<int64_t> found;
-  if (!values.ok()) return found;
-  for (const EValue& value : *values)
-    if (value.isInt()) found.push_back(value.toInt());
-  return found;
-}
-
-}  // namespace
 
 ProgramModel::~ProgramModel() = default;
 
@@ -60,12 +36,12 @@ Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte
   const auto invalid = [&](const std::string& message) {
     return Failure{FailureKind::kInvalidArgument, pte + ": " + message};
   };
-  if (Error error = module->load(); error != Error::Ok) return invalid(why("cannot load the program", error));
+  if (Error error = module->load(); error != Error::Ok) return invalid(why_failed("cannot load the program", error));
   auto names = module->method_names();
-  if (!names.ok()) return invalid(why("cannot read its methods", names.error()));
+  if (!names.ok()) return invalid(why_failed("cannot read its methods", names.error()));
   if (names->count(method) == 0) return invalid("the program has no method '" + method + "'");
   auto meta = module->method_meta(method);
-  if (!meta.ok()) return invalid(why("cannot read the signature of " + method, meta.error()));
+  if (!meta.ok()) return invalid(why_failed("cannot read the signature of " + method, meta.error()));
   auto tokens = meta->input_tensor_meta(0), position = meta->input_tensor_meta(1);
   auto logits = meta->output_tensor_meta(0);
   if (meta->num_inputs() != 2 || meta->num_outputs() < 1 || !tokens.ok() || !position.ok() || !logits.ok() ||
@@ -87,18 +63,18 @@ Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte
   executorch_openvino_set_load_owner(model->owner_);
   const Error loaded = module->load_method(method);
   executorch_openvino_set_load_owner(0);
-  if (loaded != Error::Ok) return invalid(why("cannot load the method " + method, loaded));
+  if (loaded != Error::Ok) return invalid(why_failed("cannot load the method " + method, loaded));
   model->context_ = model->max_call_tokens_ + (model->start_only_ ? 1 : 0);
   for (const char* name : {"get_max_context_len", "get_max_seq_len"}) {
-    std::vector<int64_t> value = constant(*module, name);
+    std::vector<int64_t> value = constant_method(*module, name);
     if (!value.empty() && value.front() > 0) {
       model->context_ = value.front();
       break;
     }
   }
-  model->eos_ = constant(*module, "get_eos_ids");
-  if (model->eos_.empty()) model->eos_ = constant(*module, "get_eos_id");
-  std::vector<int64_t> bos = constant(*module, "get_bos_id");
+  model->eos_ = constant_method(*module, "get_eos_ids");
+  if (model->eos_.empty()) model->eos_ = constant_method(*module, "get_eos_id");
+  std::vector<int64_t> bos = constant_method(*module, "get_bos_id");
   if (!bos.empty()) model->bos_ = bos.front();
   return model;
 }
@@ -161,7 +137,7 @@ Outcome<Logits> ProgramModel::call(size_t rows_promised, const std::string& what
                                                 executorch::aten::ScalarType::Long);
   auto out = loaded_->module->execute(method_, {EValue(ids), EValue(where)});
   if (!out.ok())
-    return Failure{FailureKind::kOpenVinoError, pte_ + ": " + why(method_ + " failed " + what, out.error())};
+    return Failure{FailureKind::kOpenVinoError, pte_ + ": " + why_failed(method_ + " failed " + what, out.error())};
   loaded_->outputs = std::move(*out);
   if (loaded_->outputs.empty() || !loaded_->outputs.front().isTensor())
     return Failure{FailureKind::kInvalidArgument, pte_ + ": " + method_ + " returned no logits tensor"};

@@ -88,3 +88,31 @@ def test_what_the_program_cannot_do_is_refused_clearly(pipelines):
         ours(_speech(5), generate_kwargs={"num_beams": 2})
     with pytest.raises(ValueError, match="takes features of shape"):
         ours.model.program.encode(torch.zeros(1, 80, 100))
+
+
+def test_greedy_windows_without_timestamps_decode_whole_in_the_engine_as_transformers_does(pipelines, monkeypatch):
+    """75 s in strided windows without timestamps: each window's greedy loop runs whole in the engine
+    (no decoder step from Python), and the text equals the eager pipeline's, first plain, then with
+    the tokens it chose most suppressed and its first token suppressed at the start only (the check
+    that the suppression changed the text keeps it from passing vacuously). Guards the engine's loop
+    against transformers': the end id kept in the sequence, suppress_tokens, begin_suppress_tokens for
+    the first token only (tried: applied at every step, the texts differ)."""
+    import collections
+
+    ours, eager = pipelines
+    program = ours.model.program
+    stepped, chosen = [], []
+    decode, transcribe = program.decode, program.transcribe
+    monkeypatch.setattr(program, "decode", lambda *args: stepped.append(args) or decode(*args))
+    monkeypatch.setattr(program, "transcribe",
+                        lambda *args: (lambda got: chosen.append(got[0]) or got)(transcribe(*args)))
+    audio, options = _speech(75, seed=3), dict(chunk_length_s=30, batch_size=1)
+    language = {"language": "en", "task": "transcribe"}
+    plain = _same(ours, eager, audio, **options, generate_kwargs=language)
+    assert chosen and not stepped
+    common = [token for token, _ in collections.Counter(t for window in chosen for t in window).most_common(3)]
+    # The third most chosen token at the start only: suppressed at every step, the text would differ.
+    begin = sorted({common[2], chosen[0][0]} - set(common[:2]))
+    suppressed = _same(ours, eager, audio, **options,
+                       generate_kwargs=dict(language, suppress_tokens=common[:2], begin_suppress_tokens=begin))
+    assert suppressed["text"] != plain["text"] and not stepped

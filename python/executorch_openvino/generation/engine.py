@@ -41,7 +41,9 @@ class _Options(ctypes.Structure):
                 ("drafter_user", ctypes.c_void_p), ("drafter_free_to_ask", ctypes.c_int), ("vocabulary", ctypes.c_void_p),
                 ("stop", ctypes.POINTER(ctypes.c_char_p)), ("stop_count", ctypes.c_size_t),
                 ("constraint", ctypes.c_void_p), ("on_token", _ON_TOKEN), ("on_text", _ON_TEXT),
-                ("user", ctypes.c_void_p), ("on_logits", _ON_LOGITS)]
+                ("user", ctypes.c_void_p), ("on_logits", _ON_LOGITS), ("suppress_ids", _int64_p),
+                ("suppress_count", ctypes.c_size_t), ("begin_suppress_ids", _int64_p),
+                ("begin_suppress_count", ctypes.c_size_t)]
 
 
 class _Result(ctypes.Structure):
@@ -93,6 +95,10 @@ def _declare(lib: ctypes.CDLL) -> None:
             ("eov_program_from_callback", [_STEP, p, ctypes.c_size_t, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, c],
              ctypes.c_int),
             ("eov_program_free", [p], None),
+            ("eov_program_load_speech", [ctypes.c_char_p, ctypes.c_char_p, c], ctypes.c_int),
+            ("eov_program_encode", [p, ctypes.POINTER(ctypes.c_float), _int64_p, ctypes.c_size_t,
+                                    ctypes.POINTER(ctypes.c_float), ctypes.c_size_t], ctypes.c_int),
+            ("eov_program_shape", [p, ctypes.c_char_p, _int64_p, ctypes.c_size_t], ctypes.c_size_t),
             ("eov_program_info", [p, ctypes.c_char_p], ctypes.c_int64),
             ("eov_program_eos_ids", [p, _int64_p, ctypes.c_size_t], ctypes.c_size_t),
             ("eov_vocabulary_new", [ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_size_t, c], ctypes.c_int),
@@ -273,6 +279,37 @@ class Program:
         return cls(handle)
 
     @classmethod
+    def load_speech(cls, pte, data=None) -> "Program":
+        """A speech-recognition program (optimum-executorch's Whisper export: methods `encoder` and
+        `text_decoder`): encode() a window, then generate its text with a Conversation."""
+        lib = library()
+        handle = ctypes.c_void_p()
+        _check(lib.eov_program_load_speech(str(pte).encode(), str(data).encode() if data else None,
+                                           ctypes.byref(handle)))
+        program = cls(handle)
+        start = int(lib.eov_program_info(handle, b"start_token"))
+        program.start_token = start if start >= 0 else None
+        program.feature_shape, program.states_shape = program._shape("features"), program._shape("states")
+        return program
+
+    def _shape(self, which: str) -> tuple:
+        dims = (ctypes.c_int64 * 8)()
+        rank = self._lib.eov_program_shape(self._handle, which.encode(), dims, 8)
+        return tuple(dims[:rank])
+
+    def encode(self, features) -> np.ndarray:
+        """Runs a speech program's encoder on one window's features (float32, feature_shape) and
+        gives its states to the decoder calls that follow (a conversation's next generation starts
+        again at position 0); returns a copy of the states."""
+        features = np.ascontiguousarray(np.asarray(features, dtype=np.float32))
+        states = np.empty(self.states_shape, dtype=np.float32)
+        shape = _ids(features.shape)
+        _check(self._lib.eov_program_encode(self._handle, features.ctypes.data_as(ctypes.POINTER(ctypes.c_float)),
+                                            shape, features.ndim,
+                                            states.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), states.size))
+        return states
+
+    @classmethod
     def from_step(cls, step: Callable, vocab: int, context: int, max_call_tokens: Optional[int] = None,
                   all_logits: bool = True) -> "Program":
         """A model behind `step(tokens, position)`, which returns logits: a row per token given, or
@@ -347,13 +384,16 @@ class Conversation:
                  vocabulary: Optional[Vocabulary] = None, stop: Sequence[str] = (), constraint=None,
                  on_token: Optional[Callable[[int], bool]] = None,
                  on_text: Optional[Callable[[str], bool]] = None,
-                 on_logits: Optional[Callable[[np.ndarray], bool]] = None) -> Result:
+                 on_logits: Optional[Callable[[np.ndarray], bool]] = None,
+                 suppress: Sequence[int] = (), begin_suppress: Sequence[int] = ()) -> Result:
         """Continues with `conversation` (all its tokens so far), then up to max_new_tokens chosen.
         `on_token(id)` and `on_text(text)` (whole characters) see them as they come and return True
         to stop; `on_logits(row)` sees a copy of the logits each token is chosen from (the program's,
         before filters and masks). Speculative decoding drafts by prompt `lookup`, a `draft` program, or `drafter(history,
         limit)`, one of your own (`drafter_free_to_ask`: asking it costs about nothing, so it is probed
-        at every plain step, as lookup is). Raises GenerationValueError for input the engine refuses,
+        at every plain step, as lookup is). `suppress`: ids never chosen; `begin_suppress`: ids not
+        chosen as the first token after the prompt (transformers' suppress_tokens and
+        begin_suppress_tokens). Raises GenerationValueError for input the engine refuses,
         GenerationError when the program fails; an exception of a callback is raised as it was."""
         lib = self.program._lib
         if max_new_tokens < 0:
@@ -388,6 +428,12 @@ class Conversation:
             options.stop, options.stop_count = strings, len(stop)
         if constraint is not None:
             options.constraint = constraint._handle
+        for name, ids in (("suppress", suppress), ("begin_suppress", begin_suppress)):
+            if ids is not None and len(ids):
+                array = _ids(list(ids))
+                keep.append(array)
+                setattr(options, f"{name}_ids", ctypes.cast(array, _int64_p))
+                setattr(options, f"{name}_count", len(array))
         result = Result()
         pieces: List[str] = []
         raised: List[BaseException] = []

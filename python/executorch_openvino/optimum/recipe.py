@@ -43,6 +43,7 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
     if logits not in LOGITS:
         raise ValueError(f"logits is last or all, not {logits!r}")
     from executorch.exir import EdgeCompileConfig, ExecutorchBackendConfig, to_edge_transform_and_lower
+    from executorch.exir.passes import MemoryPlanningPass
 
     from ..partitioner import OpenvinoPartitioner
 
@@ -58,7 +59,12 @@ def lower_with_openvino(model, *, device: str = "CPU", precision: Optional[str] 
     edge = to_edge_transform_and_lower(programs, partitioner=[partitioner],
                                        compile_config=EdgeCompileConfig(_check_ir_validity=False),
                                        constant_methods=dict(model.metadata or {}))
-    return {"model": edge.to_executorch(ExecutorchBackendConfig(extract_delegate_segments=True))}
+    # The methods' inputs are not planned into ExecuTorch's memory: a call reads the caller's tensors
+    # where they are instead of copying them in first (a Whisper decoder's encoder states, 3 MB, at
+    # every step; a long prompt's ids).
+    config = ExecutorchBackendConfig(extract_delegate_segments=True,
+                                     memory_planning_pass=MemoryPlanningPass(alloc_graph_input=False))
+    return {"model": edge.to_executorch(config)}
 
 
 @contextmanager

@@ -20,6 +20,7 @@ def _classes():
     when speech is used."""
     import torch
     from transformers import WhisperForConditionalGeneration
+    from transformers.generation.utils import GenerateEncoderDecoderOutput
     from transformers.modeling_outputs import BaseModelOutput, Seq2SeqLMOutput
 
     class ProgramEncoder(torch.nn.Module):
@@ -73,7 +74,66 @@ def _classes():
             return Seq2SeqLMOutput(logits=logits.unsqueeze(0), past_key_values=past_key_values,
                                    encoder_last_hidden_state=states)
 
+        def _sample(self, input_ids, logits_processor, stopping_criteria, generation_config, synced_gpus=False,
+                    streamer=None, **model_kwargs):
+            """transformers' token loop, or the same loop whole in the engine when it is plain greedy
+            decoding of one window that the engine reproduces exactly (whole_window_plan)."""
+            plan = whole_window_plan(input_ids, logits_processor, stopping_criteria, generation_config, streamer,
+                                     model_kwargs)
+            if plan is None:
+                return super()._sample(input_ids, logits_processor, stopping_criteria, generation_config,
+                                       synced_gpus=synced_gpus, streamer=streamer, **model_kwargs)
+            encoded = model_kwargs["encoder_outputs"]
+            states = encoded[0] if not hasattr(encoded, "last_hidden_state") else encoded.last_hidden_state
+            prompt = input_ids[0].tolist()
+            tokens, _ = self.program.transcribe(states, prompt, plan["max_new_tokens"], plan["eos"],
+                                                plan["suppress"], plan["begin_suppress"])
+            sequences = torch.tensor([prompt + tokens], dtype=input_ids.dtype)
+            if generation_config.return_dict_in_generate:
+                return GenerateEncoderDecoderOutput(sequences=sequences,
+                                                    past_key_values=model_kwargs.get("past_key_values"))
+            return sequences
+
     return ProgramWhisper
+
+
+def whole_window_plan(input_ids, logits_processor, stopping_criteria, generation_config, streamer,
+                      model_kwargs) -> Optional[dict]:
+    """What the engine needs to decode the window as transformers' _sample would, or None when the
+    call asks for more than the engine reproduces: one sequence, greedy, no streamer, no scores or
+    attentions kept, only the suppress-tokens processors (timestamp rules and the like decide in
+    Python, token by token), only the length and end-id stopping criteria, a single end id."""
+    from transformers.generation.logits_process import (SuppressTokensAtBeginLogitsProcessor,
+                                                        SuppressTokensLogitsProcessor)
+    from transformers.generation.stopping_criteria import EosTokenCriteria, MaxLengthCriteria
+
+    config = generation_config
+    if (input_ids.shape[0] != 1 or config.do_sample or streamer is not None or config.num_beams != 1
+            or "encoder_outputs" not in model_kwargs
+            or (config.return_dict_in_generate and (config.output_scores or config.output_logits
+                                                    or config.output_attentions or config.output_hidden_states))):
+        return None
+    prompt_length = input_ids.shape[1]
+    suppress, begin_suppress = [], []
+    for processor in logits_processor:
+        if type(processor) is SuppressTokensLogitsProcessor:
+            suppress += processor.suppress_tokens.tolist()
+        elif type(processor) is SuppressTokensAtBeginLogitsProcessor and processor.begin_index == prompt_length:
+            begin_suppress += processor.begin_suppress_tokens.tolist()
+        else:
+            return None
+    max_length, eos = None, []
+    for criterion in stopping_criteria:
+        if type(criterion) is MaxLengthCriteria:
+            max_length = criterion.max_length if max_length is None else min(max_length, criterion.max_length)
+        elif type(criterion) is EosTokenCriteria:
+            eos += criterion.eos_token_id.tolist()
+        else:
+            return None
+    if max_length is None or len(set(eos)) > 1:
+        return None
+    return {"max_new_tokens": max(0, max_length - prompt_length), "eos": sorted(set(eos)),
+            "suppress": suppress, "begin_suppress": begin_suppress}
 
 
 def ProgramWhisper(program, config=None, checkpoint: Optional[Path] = None):  # noqa: N802  (a class's factory)

@@ -11,6 +11,7 @@
 #include "delegate/backend/openvino_backend.h"
 #include "delegate/compiling/compiled_model_cache.h"
 #include "delegate/conversation/call_sequences.h"
+#include "delegate/conversation/encoder_caches.h"
 #include "delegate/options/runtime_options.h"
 #include "delegate/execution/saved_prefixes.h"
 #include "loader/dynamic_library.h"
@@ -154,6 +155,10 @@ EXECUTORCH_OPENVINO_API void executorch_openvino_set_sequences(const int64_t* sl
   std::vector<executorch_openvino::delegate::CallSequence> sequences;
   for (size_t i = 0; slots != nullptr && counts != nullptr && i < count; ++i) sequences.push_back({slots[i], counts[i]});
   executorch_openvino::delegate::set_call_sequences(std::move(sequences));
+}
+
+EXECUTORCH_OPENVINO_API void executorch_openvino_promise_same_encoder_states(int promised) {
+  executorch_openvino::delegate::promise_same_encoder_states(promised != 0);
 }
 
 EXECUTORCH_OPENVINO_API int executorch_openvino_write_state(uint64_t owner, const char* name, const char* path,

@@ -20,6 +20,10 @@
 
 namespace executorch_openvino::delegate {
 
+// The calling thread's next call brings the states of the call before, or not any more
+// (executorch_openvino_promise_same_encoder_states): before_call takes the promise and trusts it.
+void promise_same_encoder_states(bool promised);
+
 class EncoderCaches {
  public:
   // `helper`: the process's state helper, null when it is not at hand (`why_not` says why): then the
