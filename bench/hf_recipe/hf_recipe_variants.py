@@ -4,13 +4,16 @@ decoder prompt, then greedy steps).
 
   ours     optimum-executorch's main_export with recipe "openvino" (recipe_kwargs weights= / group_size=),
            run by optimum-executorch's ExecuTorchModelForCausalLM / ExecuTorchModelForSpeechSeq2Seq
+  ours-engine  the same export, run by this package's generation engine, as its docs tell users to
+           (generation.Conversation on the program; Whisper: speech.WhisperProgram, a window's greedy
+           loop whole in the engine): no Python per token
   xnnpack  the same with recipe "xnnpack" at its fastest settings (Llama: custom SDPA and custom KV
            cache), quantized by the task loader: 8da8w / 8da4w linears, 8w embeddings
   genai    optimum-intel's OpenVINO export (optimum-cli export openvino ...-with-past, --weight-format)
            run by OpenVINO GenAI: LLMPipeline with ATTENTION_BACKEND=SDPA (its stateful path), or
            WhisperPipeline (a stateful decoder)
 
-ours and xnnpack run in optimum-executorch's environment (transformers 5.0.0rc1), genai in the main
+ours, ours-engine and xnnpack run in optimum-executorch's environment (transformers 5.0.0rc1), genai in the main
 one (transformers 4.57.6, optimum-intel, GenAI).
 """
 
@@ -24,9 +27,10 @@ from typing import List, Optional, Tuple
 import hf_recipe_models as models
 from peers import decoding, genai
 
-OURS, XNNPACK, GENAI = "ours", "xnnpack", "genai"
-VARIANTS = (OURS, XNNPACK, GENAI)
-OPTIMUM_ENV = {OURS, XNNPACK}  # the rest run in the main environment
+OURS, OURS_ENGINE, XNNPACK, GENAI = "ours", "ours-engine", "xnnpack", "genai"
+VARIANTS = (OURS, OURS_ENGINE, XNNPACK, GENAI)
+OPTIMUM_ENV = {OURS, OURS_ENGINE, XNNPACK}  # the rest run in the main environment
+SHARES_EXPORT = {OURS_ENGINE: OURS}  # runs another variant's export (which must be chosen too)
 # OpenVINO properties of GenAI: ours' numerics (f32 compute and KV cache, its default "exact"
 # precision) and latency hint (bench/llm's), and for LLMPipeline its stateful path.
 LLM_PIPELINE_PROPERTIES = {"ATTENTION_BACKEND": "SDPA"}
@@ -78,6 +82,9 @@ def optimum_intel_arguments(fmt: str, size: models.Size, checkpoint: Path, out: 
 
 def describe(variant: str, fmt: str, size: models.Size) -> str:
     """The exact settings, for the report."""
+    if variant in SHARES_EXPORT:
+        runner = "generation.Conversation" if size.kind == models.LLAMA else "speech.WhisperProgram.transcribe"
+        return f"{SHARES_EXPORT[variant]}'s export, run by executorch_openvino's engine ({runner})"
     if variant == GENAI:
         arguments = optimum_intel_arguments(fmt, size, Path("<checkpoint>"), Path("<out>"))[4:-1]
         pipeline = ("LLMPipeline, ATTENTION_BACKEND=SDPA" if size.kind == models.LLAMA else "WhisperPipeline")
@@ -196,6 +203,62 @@ class EtWhisper:
         return dict(decoding.greedy(step, self.start_ids, steps, keep_logits), features_ms=features_ms)
 
 
+class EngineCausalLM:
+    """The package's engine on the program: the prompt, then greedy steps, all in one generate call
+    (its statistics give the prefill: the prompt to its first token, and the decode)."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        from executorch_openvino.generation import Conversation, Program
+
+        self.program = Program.load(folder / "model.pte")
+        self.conversation_type = Conversation
+
+    def conversation(self, given, steps: int, keep_logits: bool) -> dict:
+        rows = []
+        talk = self.conversation_type(self.program)  # a new one each time: the prompt fed whole
+        result = talk.generate(list(given), steps + 1, eos_ids=[],
+                               on_logits=(lambda row: rows.append(row) or False) if keep_logits else None)
+        return _engine_result(result, rows, keep_logits)
+
+
+class EngineWhisper:
+    """speech.WhisperProgram: the encoder once, then the window's greedy loop whole in the engine. The
+    prefill: the encoder and the decoder prompt to the first token."""
+
+    def __init__(self, folder: Path, checkpoint: Path):
+        from transformers import WhisperFeatureExtractor
+
+        from executorch_openvino.speech import WhisperProgram
+
+        self.program = WhisperProgram(folder)
+        self.extractor = WhisperFeatureExtractor.from_pretrained(checkpoint)
+        self.start_ids = models.decoder_prompt(checkpoint)
+
+    def conversation(self, samples, steps: int, keep_logits: bool) -> dict:
+        begin = time.perf_counter()
+        features = self.extractor(samples, sampling_rate=models.SAMPLE_RATE, return_tensors="pt").input_features
+        features_ms = (time.perf_counter() - begin) * 1e3
+        begin = time.perf_counter()
+        states = self.program.encode(features)
+        encoder_ms = (time.perf_counter() - begin) * 1e3
+        rows = []
+        # The engine's own conversation on the program (WhisperProgram.transcribe's, with the logits seen).
+        result = self.program._conversation.generate(
+            list(self.start_ids), steps + 1, eos_ids=[],
+            on_logits=(lambda row: rows.append(row) or False) if keep_logits else None)
+        del states
+        return dict(_engine_result(result, rows, keep_logits, before_ms=encoder_ms), features_ms=features_ms)
+
+
+def _engine_result(result, rows, keep_logits: bool, before_ms: float = 0.0) -> dict:
+    import torch
+
+    stats = result.statistics
+    return dict(prefill_ms=before_ms + stats.first_token_s * 1e3, decode_ms=stats.decode_s * 1e3,
+                ids=list(result.tokens),
+                logits=torch.from_numpy(__import__("numpy").stack(rows)).float() if keep_logits else None)
+
+
 def genai_llm(folder: Path, checkpoint: Path):
     """LLMPipeline on its stateful path (ATTENTION_BACKEND=SDPA), with ours' f32 numerics."""
     return genai.GenaiRunner(folder, dict(genai.F32_PROPERTIES, **LLM_PIPELINE_PROPERTIES))
@@ -206,8 +269,9 @@ def genai_whisper(folder: Path, checkpoint: Path):
 
 
 RUNNERS = {(OURS, models.LLAMA): EtCausalLM, (XNNPACK, models.LLAMA): EtCausalLM, (GENAI, models.LLAMA): genai_llm,
+           (OURS_ENGINE, models.LLAMA): EngineCausalLM,
            (OURS, models.WHISPER): EtWhisper, (XNNPACK, models.WHISPER): EtWhisper,
-           (GENAI, models.WHISPER): genai_whisper}
+           (OURS_ENGINE, models.WHISPER): EngineWhisper, (GENAI, models.WHISPER): genai_whisper}
 
 
 def imports_for(variant: str) -> None:
@@ -215,7 +279,7 @@ def imports_for(variant: str) -> None:
     import torch  # noqa: F401
 
     if variant in OPTIMUM_ENV:
-        if variant == OURS:
+        if variant in (OURS, OURS_ENGINE):
             import executorch_openvino  # noqa: F401  (registers our delegate with ExecuTorch's runtime)
         import optimum.executorch.modeling  # noqa: F401  (loads ExecuTorch's kernels, custom ops included)
         import transformers  # noqa: F401

@@ -38,7 +38,9 @@ def checkpoint_of(work: Path) -> Path:
 
 
 def artifact(work: Path, variant: str, fmt: str) -> Path:
-    return work / f"{variant}-{fmt}"
+    import hf_recipe_variants as variants
+
+    return work / f"{variants.SHARES_EXPORT.get(variant, variant)}-{fmt}"
 
 
 def round_input(size: models.Size, work: Path, round_index: int):
