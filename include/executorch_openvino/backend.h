@@ -116,6 +116,9 @@ EXECUTORCH_OPENVINO_API int executorch_openvino_save_state_of(uint64_t owner, co
 EXECUTORCH_OPENVINO_API int executorch_openvino_restore_state_of(uint64_t owner, const char* name);
 EXECUTORCH_OPENVINO_API int executorch_openvino_forget_state_of(uint64_t owner, const char* name);
 
+// Slots a method's paged caches hold at most: slot 0 and 63 more (executorch_openvino_set_sequences).
+#define EXECUTORCH_OPENVINO_MAX_SLOTS 64
+
 // Several conversations in one call (continuous batching). The calling thread's next call of a method
 // whose attention runs paged carries `count` sequences, their tokens one after another in the call's
 // tokens: sequence i has counts[i] of them and continues its own caches, slot slots[i] (0 to 63; slot 0

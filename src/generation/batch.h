@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "executorch_openvino/backend.h"  // EXECUTORCH_OPENVINO_MAX_SLOTS
 #include "generation/language_model.h"
 #include "generation/program_model.h"
 
@@ -44,7 +45,7 @@ class Batch {
   // Runs the waiting steps that fit one call; the lock is held on entry and exit, not during the call.
   void lead(std::unique_lock<std::mutex>& lock);
 
-  static constexpr int64_t kMaxSlots = 64;  // the delegate's paged caches' (paged_caches.h)
+  static constexpr int64_t kMaxSlots = EXECUTORCH_OPENVINO_MAX_SLOTS;  // the delegate's paged caches'
   ProgramModel& program_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <executorch/runtime/core/exec_aten/exec_aten.h>
+#include <executorch_openvino/backend.h>  // EXECUTORCH_OPENVINO_MAX_SLOTS
 
 #include "common/outcome.h"
 #include "delegate/compiling/aligned_bytes.h"
@@ -41,7 +42,7 @@ class PagedCaches {
   // Room for `slots` sequences (at most kMaxSlots): the caches move to memory that holds them (twice
   // the slots held so far at least), with the first held[s] positions of each slot s kept; then bound
   // to `request`. Nothing changes on failure.
-  static constexpr size_t kMaxSlots = 64;
+  static constexpr size_t kMaxSlots = EXECUTORCH_OPENVINO_MAX_SLOTS;
   Status hold_slots(size_t slots, const std::vector<int64_t>& held, openvino_api::Runtime& runtime,
                     openvino_api::ov_infer_request* request);
   size_t slots() const { return slots_; }
