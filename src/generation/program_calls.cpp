@@ -4,7 +4,17 @@
 
 namespace executorch_openvino::generation {
 
+using executorch::extension::Module;
+using executorch::runtime::Error;
 using executorch::runtime::EValue;
+
+Outcome<std::unique_ptr<Module>> open_program(const std::string& pte, const std::string& data) {
+  auto module = data.empty() ? std::make_unique<Module>(pte, Module::LoadMode::Mmap)
+                             : std::make_unique<Module>(pte, data, Module::LoadMode::Mmap);
+  if (Error error = module->load(); error != Error::Ok)
+    return Failure{FailureKind::kInvalidArgument, pte + ": " + why_failed("cannot load the program", error)};
+  return module;
+}
 
 std::string why_failed(const std::string& what, executorch::runtime::Error error) {
   std::string text = what + " (ExecuTorch error " + std::to_string(static_cast<int>(error)) + ")";

@@ -29,14 +29,13 @@ Outcome<std::unique_ptr<ProgramModel>> ProgramModel::load(const std::string& pte
   model->loaded_ = std::make_unique<Loaded>();
   model->pte_ = pte;
   model->method_ = method;
+  auto opened = open_program(pte, data);
+  if (!opened) return opened.failure();
   auto& module = model->loaded_->module;
-  // Mapped, not read: the program's weights stay in the file's pages (docs/memory.md).
-  module = data.empty() ? std::make_unique<Module>(pte, Module::LoadMode::Mmap)
-                        : std::make_unique<Module>(pte, data, Module::LoadMode::Mmap);
+  module = std::move(opened.value());
   const auto invalid = [&](const std::string& message) {
     return Failure{FailureKind::kInvalidArgument, pte + ": " + message};
   };
-  if (Error error = module->load(); error != Error::Ok) return invalid(why_failed("cannot load the program", error));
   auto names = module->method_names();
   if (!names.ok()) return invalid(why_failed("cannot read its methods", names.error()));
   if (names->count(method) == 0) return invalid("the program has no method '" + method + "'");
