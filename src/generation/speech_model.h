@@ -2,8 +2,9 @@
 // for one window of audio, and `text_decoder(token [1, 1], states, position [1]) -> logits` one token
 // a call, its self-attention caches held by the program. The engine generates a window's text over it
 // as over any language model: encode() runs the encoder once and keeps the states, and every decoder
-// call of the window is given them. The states are set as the method's input once per window, not
-// at every step (ExecuTorch copies a planned input it is given: 3 MB a step at whisper-base).
+// call of the window is given the same buffer, which the delegate is told is unchanged (it would
+// compare 3 MB a step at whisper-base). A program exported with unplanned inputs (the openvino
+// recipe's) reads the buffer where it is; a planned one has ExecuTorch copy it in at every call.
 #pragma once
 
 #include <memory>
