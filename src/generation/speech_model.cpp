@@ -22,6 +22,8 @@ struct SpeechModel::Loaded {
   std::vector<EValue> outputs;  // the last decoder call's, which the logits point into
   std::vector<float> states;    // the window's encoder states
   executorch::extension::TensorPtr bound;  // over `states`, the decoder's input 1
+  // Over the model's id_ and position_, made once: a step only writes the two numbers.
+  executorch::extension::TensorPtr token, position;
 };
 
 namespace {
@@ -70,6 +72,8 @@ Outcome<std::unique_ptr<SpeechModel>> SpeechModel::load(const std::string& pte, 
       sizes_of(*given_states) != sizes_of(*states) || logits->scalar_type() != ScalarType::Float)
     return invalid(std::string("its methods are not a Whisper export's: ") + kEncoder + "(features) -> states and " +
                    kDecoder + "(token [1, 1], states, position [1]) -> logits");
+  model->loaded_->token = executorch::extension::from_blob(&model->id_, {1, 1}, ScalarType::Long);
+  model->loaded_->position = executorch::extension::from_blob(&model->position_, {1}, ScalarType::Long);
   model->feature_shape_ = sizes_of(*features);
   model->states_shape_ = sizes_of(*states);
   model->vocab_ = static_cast<size_t>(logits->sizes()[logits->sizes().size() - 1]);
@@ -123,12 +127,11 @@ Outcome<Logits> SpeechModel::step(const std::vector<int64_t>& tokens, int64_t po
     return Failure{FailureKind::kInvalidArgument, "the decoder takes 1 token a call, not " + std::to_string(tokens.size())};
   id_ = tokens.front();
   position_ = position;
-  auto ids = executorch::extension::from_blob(&id_, {1, 1}, ScalarType::Long);
-  auto where = executorch::extension::from_blob(&position_, {1}, ScalarType::Long);
   // After the window's first call, every call brings the states that call brought: this model holds
   // them, unchanged until the next encode, so the delegate need not compare them.
   executorch_openvino_promise_same_encoder_states(decoded_since_encode_ ? 1 : 0);
-  auto out = loaded_->module->execute(kDecoder, {EValue(ids), EValue(loaded_->bound), EValue(where)});
+  auto out =
+      loaded_->module->execute(kDecoder, {EValue(loaded_->token), EValue(loaded_->bound), EValue(loaded_->position)});
   executorch_openvino_promise_same_encoder_states(0);  // a call that failed before the delegate left it
   decoded_since_encode_ = out.ok();
   if (!out.ok())
