@@ -30,7 +30,8 @@
 //     (informational; the models are in the delegate blob).
 //   "static_caches": "1" when the exporter kept KV caches static instead of growing them
 //     (informational; the IR is what it is).
-//   "weights": how the exporter compressed the weights with NNCF, e.g. "int4:128" (informational).
+//   "weights": how the exporter compressed the weights with NNCF, e.g. "int4:128"; chooses the CPU's
+//     default compute form for them (the "dynamic_quantization" option).
 //   "precision": "exact" (INFERENCE_PRECISION_HINT=f32: eager fp32's results) or "fast" (the
 //     device's own default: bf16 or f16 where the hardware has it, else f32); overridden at load
 //     time by the "precision" and "inference_precision" options.

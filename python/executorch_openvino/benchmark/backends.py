@@ -213,7 +213,8 @@ def partition_ir(pte_bytes: bytes, method: str, data: Optional[Path] = None) -> 
     except ValueError:
         return "the delegate reads values that are not inputs of the method"
     options = compile_specs.from_compile_specs(delegate.compile_specs)
-    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision)
+    properties = compile_specs.load_time_properties(options.device, options.properties, options.precision,
+                                                      compile_specs.weights_spec(options))
     output_positions = [plan_outputs.index(v) if v in plan_outputs else -1 for v in call_args[call_count:]]
     return PartitionIr(bytes(blob.ir_xml), bytes(weights), options.device, dict(properties), input_positions,
                        output_positions)

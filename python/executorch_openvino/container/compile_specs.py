@@ -6,7 +6,8 @@ Keys (see include/executorch_openvino/backend.h):
   precompile         devices a compiled model was embedded for, comma-separated (informational)
   static_caches      "1" when KV caches were kept in their static form (informational)
   weights            how the IR's weights were compressed with NNCF, "<mode>:<group size>" (e.g. "int4:128",
-                     "int8:0"); the IR carries them compressed (informational)
+                     "int8:0"); the IR carries them compressed, and the library chooses the CPU's
+                     activation group for them (activation_group_for)
   precision          "exact" (INFERENCE_PRECISION_HINT=f32) or "fast" (the device's own default:
                      bf16 / f16 where the hardware has it); never written beside INFERENCE_PRECISION_HINT
   UPPER_CASE_KEYS    OpenVINO properties, passed to compile_model (e.g. INFERENCE_PRECISION_HINT)
@@ -32,6 +33,9 @@ WEIGHTS = "weights"
 WEIGHT_MODES = {"int8": "INT8_ASYM", "int8_sym": "INT8_SYM", "int4": "INT4_SYM", "int4_asym": "INT4_ASYM"}
 DEFAULT_GROUP_SIZE = 128
 _HINT = "INFERENCE_PRECISION_HINT"
+_DYNAMIC_QUANTIZATION = "DYNAMIC_QUANTIZATION_GROUP_SIZE"
+# The activations' group for weights with one scale per output channel (compute_form.h).
+PER_CHANNEL_ACTIVATION_GROUP = 128
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 
 
@@ -130,13 +134,34 @@ def _computes_on_cpu(device: str) -> bool:
     return device == "CPU" or device.startswith("CPU.") or (virtual and not device.startswith("BATCH"))
 
 
-def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None) -> Dict[str, str]:
+def weights_spec(options: ExportOptions) -> Optional[str]:
+    """The "weights" spec's text ("int4:128"), or None when the exporter left the weights as they were."""
+    return None if options.weights is None else f"{options.weights}:{options.group_size}"
+
+
+def activation_group_for(weights: Optional[str]) -> int:
+    """The CPU's activation group (DYNAMIC_QUANTIZATION_GROUP_SIZE) the library's dynamic_quantization=auto
+    gives weights compressed as `weights` ("int8:0", "int4:128"), or 0 for OpenVINO's default
+    (src/delegate/options/compute_form.cpp: activation_group_for)."""
+    mode, _, size = (weights or "").partition(":")
+    group = int(size or 0)
+    if mode.startswith("int8") or (mode.startswith("int4") and group == -1):
+        return PER_CHANNEL_ACTIVATION_GROUP
+    return group if mode.startswith("int4") and group > 32 and group % 32 == 0 else 0
+
+
+def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None,
+                         weights: Optional[str] = None) -> Dict[str, str]:
     """The properties the runtime library compiles with when nothing overrides them at load time:
     the program's own plus the library's defaults (src/delegate/options/compile_options.cpp:
-    apply_defaults, then compilation_properties). A precompiled model must be compiled with exactly
+    apply_defaults, compute_form.cpp: resolve_compute_form, then compilation_properties). `weights`
+    is the program's weights spec (weights_spec). A precompiled model must be compiled with exactly
     these to be used. Written again here because export runs where the library may not be loaded;
     tests/python/container/test_load_time_properties.py holds the two equal."""
     result = dict(properties)
+    group = activation_group_for(weights) if device == "CPU" or device.startswith("CPU.") else 0
+    if group and _DYNAMIC_QUANTIZATION not in result:
+        result[_DYNAMIC_QUANTIZATION] = str(group)
     result.setdefault("PERFORMANCE_HINT", "LATENCY")
     if precision == "exact":
         result[_HINT] = "f32"

@@ -10,7 +10,8 @@ from . import compile_specs
 from .blob import PrecompiledModel
 
 
-def precompile(xml: bytes, weights: bytes, device: str, properties, precision=None) -> PrecompiledModel:
+def precompile(xml: bytes, weights: bytes, device: str, properties, precision=None,
+               weights_spec=None) -> PrecompiledModel:
     """Compiles the serialised IR for `device` as the runtime library would by default, and exports
     the compiled model with what the runtime checks before importing it."""
     import openvino as ov
@@ -21,7 +22,7 @@ def precompile(xml: bytes, weights: bytes, device: str, properties, precision=No
             f"cannot precompile for {device!r}: it is not available on this machine "
             f"(available: {', '.join(core.available_devices)})"
         )
-    used = compile_specs.load_time_properties(device, properties, precision)
+    used = compile_specs.load_time_properties(device, properties, precision, weights_spec)
     model = core.read_model(xml, ov.Tensor(np.frombuffer(weights, dtype=np.uint8)) if weights else None)
     compiled = core.compile_model(model, device, used)
     stream = io.BytesIO()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from executorch.exir.backend.backend_details import PreprocessResult
 from torch.export import ExportedProgram
 
-from . import named_weights
+from . import compile_specs, named_weights
 from .blob import build_blob
 from .compile_specs import ExportOptions
 from .ir_file import serialized
@@ -16,7 +16,8 @@ def write(lowering, edge_program: ExportedProgram, options: ExportOptions) -> Pr
     """The blob of a lowered partition (an ir_passes.Lowering), and the partition's weights as named
     data when they go to a .ptd file."""
     with serialized(lowering.model, compress_to_fp16=options.compress_to_fp16) as (xml, weights):
-        precompiled = [precompile(xml, weights, device, options.properties, options.precision)
+        precompiled = [precompile(xml, weights, device, options.properties, options.precision,
+                                  compile_specs.weights_spec(options))
                        for device in options.precompile]
         tag = named_weights.file_tag(edge_program)
         # The named data store keeps its bytes past this block, so they are copied out of the mapping.

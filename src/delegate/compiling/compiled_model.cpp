@@ -8,7 +8,7 @@ namespace {
 std::string read_back_properties(openvino_api::Runtime& runtime, const openvino_api::ov_compiled_model* model) {
   std::string text;
   for (const char* key : {"EXECUTION_DEVICES", "PERFORMANCE_HINT", "INFERENCE_NUM_THREADS", "NUM_STREAMS",
-                          "INFERENCE_PRECISION_HINT", "PERF_COUNT"}) {
+                          "INFERENCE_PRECISION_HINT", "DYNAMIC_QUANTIZATION_GROUP_SIZE", "PERF_COUNT"}) {
     // Virtual devices do not report every property; what they do not know is left out.
     Outcome<std::string> value = openvino_api::compiled_model_property(runtime, model, key);
     if (value.ok()) text += (text.empty() ? "" : " ") + std::string(key) + "=" + value.value();

@@ -164,8 +164,10 @@ Outcome<CompileOptions> parse_compile_specs(executorch::runtime::ArrayRef<execut
     } else if (key == "INFERENCE_PRECISION_HINT" && find_property(options, key.c_str()) != nullptr) {
       return Failure{FailureKind::kInvalidBlob,
                      "compile specs 'precision' and 'INFERENCE_PRECISION_HINT' are both set; the exporter writes one"};
+    } else if (key == EXECUTORCH_OPENVINO_SPEC_WEIGHTS) {
+      options.weights = value;
     } else if (key == EXECUTORCH_OPENVINO_SPEC_COMPRESS_TO_FP16 || key == EXECUTORCH_OPENVINO_SPEC_PRECOMPILE ||
-               key == EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES || key == EXECUTORCH_OPENVINO_SPEC_WEIGHTS) {
+               key == EXECUTORCH_OPENVINO_SPEC_STATIC_CACHES) {
       continue;  // what the exporter did (fp16 or compressed weights, embedded compiled models, cache form)
     } else if (names_a_location(key)) {
       // A program may come from anywhere: nothing in it chooses where files are read or written.

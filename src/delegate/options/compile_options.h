@@ -24,6 +24,9 @@ struct CompileOptions {
   // holds (src/openvino_state/paged_attention.cpp), where the state helper can rewrite the model;
   // kAutoAttention (the default), paged where it can run and nothing asks otherwise (apply_defaults).
   std::string attention = "auto";
+  // The program's "weights" spec ("int8:0", "int4:128"; empty when the exporter left the weights as
+  // they were): how the IR's weights were compressed, which chooses a default (compute_form.h).
+  std::string weights;
 };
 inline constexpr const char* kAutoAttention = "auto";
 inline constexpr const char* kGrownAttention = "grown";

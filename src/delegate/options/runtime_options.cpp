@@ -8,6 +8,7 @@
 #include <mutex>
 #include <variant>
 
+#include "delegate/options/compute_form.h"
 #include "loader/dynamic_library.h"
 
 namespace executorch_openvino::delegate {
@@ -92,6 +93,7 @@ const std::vector<OptionSpec>& option_specs() {
       {"enable_mmap", "ENABLE_MMAP", OptionKind::kSwitch},
       {"enable_profiling", "PERF_COUNT", OptionKind::kSwitch},
       {"attention", nullptr, OptionKind::kAttention},
+      {"dynamic_quantization", kDynamicQuantization, OptionKind::kComputeForm},
   };
   return specs;
 }
@@ -141,6 +143,15 @@ Outcome<std::string> normalize_option(const OptionSpec& spec, std::string value)
         return refuse(
             "auto (paged where it can run), grown (the KV caches as OpenVINO state, as exported) or paged "
             "(OpenVINO's paged attention)");
+      }
+      return word;
+    }
+    case OptionKind::kComputeForm: {
+      const std::string word = lower(value);
+      if (word == kAutoComputeForm || word == kDeviceComputeForm) return word;
+      if (word == "off") return std::string("0");
+      if (!is_count(word)) {
+        return refuse("auto (chosen per CPU and weights), on (OpenVINO's default), off, or a group size");
       }
       return word;
     }

@@ -20,7 +20,7 @@
 
 namespace executorch_openvino::delegate {
 
-enum class OptionKind { kText, kCount, kStreams, kSwitch, kPrecision, kAttention };
+enum class OptionKind { kText, kCount, kStreams, kSwitch, kPrecision, kAttention, kComputeForm };
 
 struct OptionSpec {
   const char* key;       // "num_threads"

@@ -5,7 +5,9 @@ them, runs where the library may not be loaded. The library uses a precompiled m
 properties it was compiled with are exactly the ones the load compiles with, so each case exports one
 with Python's set and checks that a load takes it: a default changed on one side only (PERFORMANCE_HINT,
 f32 on the CPU, what the precision words mean, which properties only change loading) fails here.
-Tried: Python defaulting PERFORMANCE_HINT to THROUGHPUT fails the four cases that do not set their own."""
+Tried: Python defaulting PERFORMANCE_HINT to THROUGHPUT fails the four cases that do not set their own;
+Python leaving out the activation group compressed weights get (compute_form.cpp) fails the int8 and
+int4-in-64s cases."""
 
 from __future__ import annotations
 
@@ -25,7 +27,12 @@ pytestmark = pytest.mark.usefixtures("clean_options")
     {"precision": "fast"},
     {"compile_options": {"PERFORMANCE_HINT": "THROUGHPUT", "INFERENCE_NUM_THREADS": 2}},
     {"compile_options": {"INFERENCE_PRECISION_HINT": "f32", "ENABLE_MMAP": False}},
-], ids=["defaults", "exact", "fast", "own-hint-and-threads", "own-precision-and-a-loading-property"])
+    {"weights": "int8"},
+    {"weights": "int4", "group_size": 64},
+    {"weights": "int4", "group_size": 32},
+    {"weights": "int8", "compile_options": {"DYNAMIC_QUANTIZATION_GROUP_SIZE": 0}},
+], ids=["defaults", "exact", "fast", "own-hint-and-threads", "own-precision-and-a-loading-property",
+        "int8-weights", "int4-weights-in-64s", "int4-weights-in-32s", "int8-weights-own-activation-group"])
 def test_a_model_precompiled_with_pythons_set_is_what_the_library_loads(options, capfd):
     _, x, pte = small_net_program(seed=2, precompile=["CPU"], **options)
     gc.collect()  # no other test's compiled model alive

@@ -10,6 +10,7 @@ as the helper-compressed model does."""
 from __future__ import annotations
 
 import copy
+import gc
 import functools
 from collections import Counter
 
@@ -128,3 +129,53 @@ def test_the_partitioners_compression_generates_as_the_helpers_compressed_model(
     errors = [float((a - b).abs().max() / b.abs().max()) for a, b in zip(got_logits, expected_logits)]
     assert max(errors) <= quantized_cases.WEIGHTS_ONLY_WORST, max(errors)
     assert [int(last_token_logits(logits).argmax()) for logits in got_logits[:-1]] == expected
+
+
+ACTIVATION_GROUPS = {"int8": ({"weights": "int8_sym"}, "128"), "int4": ({"weights": "int4", "group_size": 64}, "64")}
+
+
+@pytest.mark.parametrize("kind", ACTIVATION_GROUPS)
+def test_compressed_weights_get_an_activation_group_as_wide_as_theirs(kind):
+    """The partitioner's compression as docs/llm-export.md exports it, loaded with no options: the CPU
+    quantizes the activations in groups as wide as the weights' (128 for int8's per-channel scales,
+    int4's own group; src/delegate/options/compute_form.h), not OpenVINO's 32, and generation stays
+    within the dynamic-quantization bound of the compressed model. dynamic_quantization="off" at load
+    computes in float, exactly as weights-only; "on" gives OpenVINO's own 32. Fails if the exporter's
+    weights spec is not read (the group stays 32), or the option's words reach OpenVINO unresolved."""
+    options, group = ACTIVATION_GROUPS[kind]
+    compress = (lambda m: compress_weights_int8(m, EXAMPLE, symmetric=True, dynamic_shapes=SHAPES)) if kind == "int8" \
+        else (lambda m: compress_weights_int4(m, EXAMPLE, group_size=64, dynamic_shapes=SHAPES))
+    compressed = compress(et_llama(True))
+    expected, expected_logits = Conversation(compressed_step(compressed)).generate(PROMPT, STEPS)
+    with torch.no_grad():
+        exported = torch.export.export(et_llama(True), EXAMPLE, dynamic_shapes=SHAPES, strict=False)
+    partitioner = executorch_openvino.OpenvinoPartitioner(**options)
+    pte = to_edge_transform_and_lower(exported, partitioner=[partitioner]).to_executorch().buffer
+
+    def load_and_check(word, reported):
+        with executorch_openvino.using_options(dynamic_quantization=word):
+            method = Runtime.get().load_program(pte).load_method("forward")
+        (model,) = [m for m in executorch_openvino.compiled_models() if m["device"] == "CPU"]
+        assert model["DYNAMIC_QUANTIZATION_GROUP_SIZE"] == reported, (word, model)
+        got = teacher_forced(method_step(method), PROMPT, expected)
+        errors = [float((a - b).abs().max() / b.abs().max()) for a, b in zip(got, expected_logits)]
+        choices = [int(last_token_logits(logits).argmax()) for logits in got[:-1]]
+        del method
+        gc.collect()
+        return max(errors), sum(a == b for a, b in zip(choices, expected)) / len(expected)
+
+    gc.collect()
+    worst, agreement = load_and_check("auto", group)
+    if cpu_capabilities.describe().dynamic_quantization:
+        assert worst <= quantized_cases.WEIGHTS_DYNAMIC_WORST, worst
+        assert agreement >= 0.9, agreement
+    else:
+        assert worst <= quantized_cases.WEIGHTS_ONLY_WORST, worst
+    worst, agreement = load_and_check("off", "0")
+    assert worst <= quantized_cases.WEIGHTS_ONLY_WORST and agreement == 1.0, (worst, agreement)
+    load_and_check("on", "32")
+
+
+def test_the_activation_group_option_refuses_other_words():
+    with pytest.raises(executorch_openvino.OptionError, match="dynamic_quantization"):
+        executorch_openvino.set_options(dynamic_quantization="wide")
