@@ -143,6 +143,17 @@ typedef struct eov_generation_options {
   size_t suppress_count;
   const int64_t* begin_suppress_ids;  // not chosen as the first token after the prompt (begin_suppress_tokens)
   size_t begin_suppress_count;
+  // Whisper's timestamp rules (transformers' WhisperTimeStampLogitsProcessor), after the suppressed
+  // tokens; on when timestamp_begin > 0. Timestamps come in pairs and never go back, the first token
+  // is one (at most max_initial_timestamp after <|0.00|>; -1: any), no_timestamps_id is never chosen,
+  // and where the timestamps together outweigh every text token one of them is chosen
+  // (timestamp_from_probability, 1 by default).
+  int64_t timestamp_begin;        // the first timestamp id, <|0.00|>
+  int64_t no_timestamps_id;       // <|notimestamps|>
+  int64_t timestamp_eos_id;       // after a lone timestamp, no id below it
+  size_t timestamp_begin_index;   // the conversation's length where the rules' sequence starts
+  int64_t max_initial_timestamp;
+  int timestamp_from_probability;
 } eov_generation_options;
 
 // The defaults, into the caller's struct of `size` bytes (the macro passes its sizeof): a library newer

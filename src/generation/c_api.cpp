@@ -311,6 +311,8 @@ eov_generation_options default_options() {
   options.top_p = 1.0;
   options.repetition_penalty = 1.0;
   options.max_draft = 5;
+  options.max_initial_timestamp = -1;
+  options.timestamp_from_probability = 1;
   return options;
 }
 
@@ -433,6 +435,16 @@ int eov_conversation_generate(eov_conversation* conversation, const int64_t* tok
     if (options->begin_suppress_count > 0)
       request.begin_suppress.assign(options->begin_suppress_ids,
                                     options->begin_suppress_ids + options->begin_suppress_count);
+    if (options->timestamp_begin > 0) {
+      TimestampRule rule;
+      rule.timestamp_begin = options->timestamp_begin;
+      rule.no_timestamps = options->no_timestamps_id;
+      rule.eos = options->timestamp_eos_id;
+      rule.begin_index = options->timestamp_begin_index;
+      rule.max_initial = options->max_initial_timestamp;
+      rule.from_probability = options->timestamp_from_probability != 0;
+      request.timestamps = rule;
+    }
     if (options->on_token != nullptr) {
       request.on_token = [options](int64_t token) { return options->on_token(options->user, token) != 0; };
     }

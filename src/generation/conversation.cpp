@@ -53,6 +53,9 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
       if (token < 0 || static_cast<size_t>(token) >= vocab)
         return invalid("suppressed token " + std::to_string(token) + " is outside the model's vocabulary of " +
                        std::to_string(vocab));
+  if (request.timestamps) {
+    if (Status valid = request.timestamps->validate(vocab); !valid) return valid.failure();
+  }
   for (const std::string& stop : request.stops)
     if (valid_utf8(stop) != stop) return invalid("a stop string is not valid UTF-8 (it could never occur in the text)");
   if ((!request.stops.empty() || request.on_text) && request.vocabulary == nullptr)
@@ -67,7 +70,7 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
   if (request.vocabulary != nullptr) text.emplace(*request.vocabulary, request.stops);
   TokenConstraint* constraint = request.constraint;
   TokenBits allowed;
-  const bool suppressing = !request.suppress.empty() || !request.begin_suppress.empty();
+  const bool suppressing = !request.suppress.empty() || !request.begin_suppress.empty() || request.timestamps;
   if (constraint != nullptr || suppressing) allowed.resize((vocab + 31) / 32);
   if (constraint != nullptr) {
     if (Status started = constraint->reset(); !started) return started.failure();
@@ -117,6 +120,11 @@ Outcome<GenerationResult> Conversation::generate(const std::vector<int64_t>& giv
       for (int64_t token : request.suppress) allowed[token / 32] &= ~(1u << (token % 32));
       if (first)
         for (int64_t token : request.begin_suppress) allowed[token / 32] &= ~(1u << (token % 32));
+      masked = true;
+    }
+    if (request.timestamps) {
+      if (!masked) std::fill(allowed.begin(), allowed.end(), ~0u);
+      request.timestamps->restrict(row, vocab, history, allowed);
       masked = true;
     }
     if (request.on_logits && request.on_logits(row, vocab)) observer_stopped = true;

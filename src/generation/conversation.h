@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "generation/language_model.h"
 #include "generation/sampling.h"
 #include "generation/text_stream.h"
+#include "generation/timestamp_rule.h"
 #include "generation/token_constraint.h"
 
 namespace executorch_openvino::generation {
@@ -42,6 +44,7 @@ struct GenerationRequest {
   TokenConstraint* constraint = nullptr;   // started again by each generation
   std::vector<int64_t> suppress;        // ids never chosen (transformers' suppress_tokens)
   std::vector<int64_t> begin_suppress;  // ids not chosen as the first token after the prompt
+  std::optional<TimestampRule> timestamps;  // Whisper's, applied after the suppressed tokens
   std::function<bool(int64_t)> on_token;   // true: stop
   std::function<bool(const std::string&)> on_text;  // whole UTF-8 characters; true: stop
   std::function<bool(const float*, size_t)> on_logits;  // each chosen token's row of logits; true: stop

@@ -116,3 +116,25 @@ def test_greedy_windows_without_timestamps_decode_whole_in_the_engine_as_transfo
     suppressed = _same(ours, eager, audio, **options,
                        generate_kwargs=dict(language, suppress_tokens=common[:2], begin_suppress_tokens=begin))
     assert suppressed["text"] != plain["text"] and not stepped
+
+
+@pytest.mark.parametrize("form", ["strided", "sequential"])
+def test_windows_with_timestamps_decode_whole_in_the_engine_as_transformers_does(pipelines, monkeypatch, form):
+    """With timestamps too, each window's greedy loop runs whole in the engine (Whisper's timestamp
+    rules applied there after the suppressed tokens, as transformers orders its processors): no decoder
+    step from Python, and the text and every segment's timestamps equal the eager pipeline's, in
+    strided windows and in sequential long-form decoding (where each window starts where the last
+    segment ended, so a wrong timestamp moves every later window). Guards the rules against
+    transformers' on real windows; tests/python/generation/test_timestamp_rule.py tries them one by one."""
+    ours, eager = pipelines
+    program = ours.model.program
+    stepped, whole = [], program.windows_decoded_whole
+    decode = program.decode
+    monkeypatch.setattr(program, "decode", lambda *args: stepped.append(args) or decode(*args))
+    if form == "strided":
+        result = _same(ours, eager, _speech(75, seed=4), chunk_length_s=30, batch_size=1, return_timestamps=True,
+                       generate_kwargs={"language": "en", "task": "transcribe"})
+    else:
+        result = _same(ours, eager, _speech(65, seed=5), return_timestamps=True, generate_kwargs={"language": "fr"})
+    assert program.windows_decoded_whole > whole and not stepped
+    assert result["chunks"] and all(len(chunk["timestamp"]) == 2 for chunk in result["chunks"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .chat_template import ChatTemplate
 from .engine import (Constraint, Conversation, GenerationError, GenerationValueError, Program, Result, SamplingOptions,
-                     Statistics, Vocabulary, greedy)
+                     Statistics, TimestampRule, Vocabulary, greedy)
 
 __all__ = ["ChatTemplate", "Constraint", "Conversation", "GenerationError", "GenerationValueError", "Program", "Result",
-           "SamplingOptions", "Statistics", "Vocabulary", "greedy"]
+           "SamplingOptions", "Statistics", "TimestampRule", "Vocabulary", "greedy"]

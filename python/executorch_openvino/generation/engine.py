@@ -43,7 +43,10 @@ class _Options(ctypes.Structure):
                 ("constraint", ctypes.c_void_p), ("on_token", _ON_TOKEN), ("on_text", _ON_TEXT),
                 ("user", ctypes.c_void_p), ("on_logits", _ON_LOGITS), ("suppress_ids", _int64_p),
                 ("suppress_count", ctypes.c_size_t), ("begin_suppress_ids", _int64_p),
-                ("begin_suppress_count", ctypes.c_size_t)]
+                ("begin_suppress_count", ctypes.c_size_t), ("timestamp_begin", ctypes.c_int64),
+                ("no_timestamps_id", ctypes.c_int64), ("timestamp_eos_id", ctypes.c_int64),
+                ("timestamp_begin_index", ctypes.c_size_t), ("max_initial_timestamp", ctypes.c_int64),
+                ("timestamp_from_probability", ctypes.c_int)]
 
 
 class _Result(ctypes.Structure):
@@ -151,6 +154,23 @@ class SamplingOptions:
     top_p: float = 1.0  # 1: off
     repetition_penalty: float = 1.0  # 1: off
     seed: Optional[int] = None  # None: from the operating system's entropy
+
+
+@dataclass(frozen=True)
+class TimestampRule:
+    """Whisper's timestamp rules, as transformers' WhisperTimeStampLogitsProcessor applies them after
+    the suppressed tokens (the engine does too): timestamps (ids from `timestamp_begin` on) come in
+    pairs and never go back, the first token from `begin_index` (the conversation's length there) is
+    one, at most `max_initial` after <|0.00|> (None: any), `no_timestamps` is never chosen, after a lone
+    timestamp no id below `eos`, and where the timestamps together are likelier than every text token
+    one of them is chosen (`from_probability`)."""
+
+    timestamp_begin: int
+    no_timestamps: int
+    eos: int
+    begin_index: int
+    max_initial: Optional[int] = None
+    from_probability: bool = True
 
 
 @dataclass
@@ -385,7 +405,8 @@ class Conversation:
                  on_token: Optional[Callable[[int], bool]] = None,
                  on_text: Optional[Callable[[str], bool]] = None,
                  on_logits: Optional[Callable[[np.ndarray], bool]] = None,
-                 suppress: Sequence[int] = (), begin_suppress: Sequence[int] = ()) -> Result:
+                 suppress: Sequence[int] = (), begin_suppress: Sequence[int] = (),
+                 timestamps: Optional[TimestampRule] = None) -> Result:
         """Continues with `conversation` (all its tokens so far), then up to max_new_tokens chosen.
         `on_token(id)` and `on_text(text)` (whole characters) see them as they come and return True
         to stop; `on_logits(row)` sees a copy of the logits each token is chosen from (the program's,
@@ -393,7 +414,7 @@ class Conversation:
         limit)`, one of your own (`drafter_free_to_ask`: asking it costs about nothing, so it is probed
         at every plain step, as lookup is). `suppress`: ids never chosen; `begin_suppress`: ids not
         chosen as the first token after the prompt (transformers' suppress_tokens and
-        begin_suppress_tokens). Raises GenerationValueError for input the engine refuses,
+        begin_suppress_tokens); `timestamps`: Whisper's timestamp rules after them. Raises GenerationValueError for input the engine refuses,
         GenerationError when the program fails; an exception of a callback is raised as it was."""
         lib = self.program._lib
         if max_new_tokens < 0:
@@ -434,6 +455,11 @@ class Conversation:
                 keep.append(array)
                 setattr(options, f"{name}_ids", ctypes.cast(array, _int64_p))
                 setattr(options, f"{name}_count", len(array))
+        if timestamps is not None:
+            options.timestamp_begin, options.no_timestamps_id = int(timestamps.timestamp_begin), int(timestamps.no_timestamps)
+            options.timestamp_eos_id, options.timestamp_begin_index = int(timestamps.eos), int(timestamps.begin_index)
+            options.max_initial_timestamp = -1 if timestamps.max_initial is None else int(timestamps.max_initial)
+            options.timestamp_from_probability = int(bool(timestamps.from_probability))
         result = Result()
         pieces: List[str] = []
         raised: List[BaseException] = []

@@ -87,7 +87,7 @@ def _classes():
             states = encoded[0] if not hasattr(encoded, "last_hidden_state") else encoded.last_hidden_state
             prompt = input_ids[0].tolist()
             tokens, _ = self.program.transcribe(states, prompt, plan["max_new_tokens"], plan["eos"],
-                                                plan["suppress"], plan["begin_suppress"])
+                                                plan["suppress"], plan["begin_suppress"], plan["timestamps"])
             sequences = torch.tensor([prompt + tokens], dtype=input_ids.dtype)
             if generation_config.return_dict_in_generate:
                 return GenerateEncoderDecoderOutput(sequences=sequences,
@@ -101,10 +101,13 @@ def whole_window_plan(input_ids, logits_processor, stopping_criteria, generation
                       model_kwargs) -> Optional[dict]:
     """What the engine needs to decode the window as transformers' _sample would, or None when the
     call asks for more than the engine reproduces: one sequence, greedy, no streamer, no scores or
-    attentions kept, only the suppress-tokens processors (timestamp rules and the like decide in
-    Python, token by token), only the length and end-id stopping criteria, a single end id."""
+    attentions kept, only the suppress-tokens processors and then Whisper's timestamp processor (the
+    order transformers gives them; anything else decides in Python, token by token), only the length
+    and end-id stopping criteria, a single end id."""
     from transformers.generation.logits_process import (SuppressTokensAtBeginLogitsProcessor,
-                                                        SuppressTokensLogitsProcessor)
+                                                        SuppressTokensLogitsProcessor, WhisperTimeStampLogitsProcessor)
+
+    from ..generation import TimestampRule
     from transformers.generation.stopping_criteria import EosTokenCriteria, MaxLengthCriteria
 
     config = generation_config
@@ -114,12 +117,19 @@ def whole_window_plan(input_ids, logits_processor, stopping_criteria, generation
                                                     or config.output_attentions or config.output_hidden_states))):
         return None
     prompt_length = input_ids.shape[1]
-    suppress, begin_suppress = [], []
+    suppress, begin_suppress, timestamps = [], [], None
     for processor in logits_processor:
+        if timestamps is not None:
+            return None  # the engine applies the timestamp rules last
         if type(processor) is SuppressTokensLogitsProcessor:
             suppress += processor.suppress_tokens.tolist()
         elif type(processor) is SuppressTokensAtBeginLogitsProcessor and processor.begin_index == prompt_length:
             begin_suppress += processor.begin_suppress_tokens.tolist()
+        elif type(processor) is WhisperTimeStampLogitsProcessor and isinstance(processor.eos_token_id, int):
+            timestamps = TimestampRule(processor.timestamp_begin, processor.no_timestamps_token_id,
+                                       processor.eos_token_id, processor.begin_index,
+                                       processor.max_initial_timestamp_index,
+                                       bool(processor._detect_timestamp_from_logprob))
         else:
             return None
     max_length, eos = None, []
@@ -133,7 +143,7 @@ def whole_window_plan(input_ids, logits_processor, stopping_criteria, generation
     if max_length is None or len(set(eos)) > 1:
         return None
     return {"max_new_tokens": max(0, max_length - prompt_length), "eos": sorted(set(eos)),
-            "suppress": suppress, "begin_suppress": begin_suppress}
+            "suppress": suppress, "begin_suppress": begin_suppress, "timestamps": timestamps}
 
 
 def ProgramWhisper(program, config=None, checkpoint: Optional[Path] = None):  # noqa: N802  (a class's factory)

@@ -77,18 +77,21 @@ class WhisperProgram:
         return torch.from_numpy(rows[0])
 
     def transcribe(self, states, prompt: Sequence[int], max_new_tokens: int, eos_ids: Sequence[int],
-                   suppress: Sequence[int] = (), begin_suppress: Sequence[int] = ()) -> Tuple[List[int], str]:
+                   suppress: Sequence[int] = (), begin_suppress: Sequence[int] = (),
+                   timestamps=None) -> Tuple[List[int], str]:
         """Greedy decoding of the last window encoded, whole in the engine: `prompt` (the decoder's
         forced tokens) from position 0, then up to max_new_tokens chosen, never one of `suppress`, nor
-        one of `begin_suppress` first. The tokens chosen (the end id included when it ended them) and
-        why it stopped (the engine's stopped_by)."""
+        one of `begin_suppress` first, and within Whisper's timestamp rules when `timestamps` (a
+        generation.TimestampRule) is given. The tokens chosen (the end id included when it ended them)
+        and why it stopped (the engine's stopped_by)."""
         self._check_window(states)
         if len(eos_ids) > 1:
             raise ValueError(f"one end id, not {len(eos_ids)}: the result could not say which one ended it")
         vocab = self._program.vocab  # ids past it are never chosen anyway (transformers ignores them too)
         result = self._conversation.generate(list(prompt), max_new_tokens, eos_ids=list(eos_ids),
                                              suppress=[t for t in suppress if 0 <= t < vocab],
-                                             begin_suppress=[t for t in begin_suppress if 0 <= t < vocab])
+                                             begin_suppress=[t for t in begin_suppress if 0 <= t < vocab],
+                                             timestamps=timestamps)
         tokens = list(result.tokens)
         if result.stopped_by == "eos":
             tokens.append(int(eos_ids[0]))
