@@ -531,6 +531,9 @@ int eov_conversation_restore(eov_conversation* conversation, const char* name) {
   });
 }
 
+}  // extern "C"
+
+// Outside extern "C": tokens_from returns a C++ type (clang: -Wreturn-type-c-linkage).
 namespace {
 
 // The engine's bytes in a state file: the conversation's tokens and how many of them the caches
@@ -569,6 +572,8 @@ std::optional<SavedTokens> tokens_from(const std::vector<uint8_t>& bytes) {
 }
 
 }  // namespace
+
+extern "C" {
 
 int eov_conversation_write_state(eov_conversation* conversation, const char* path) {
   return guarded([&] {

@@ -34,7 +34,7 @@ WEIGHT_MODES = {"int8": "INT8_ASYM", "int8_sym": "INT8_SYM", "int4": "INT4_SYM",
 DEFAULT_GROUP_SIZE = 128
 _HINT = "INFERENCE_PRECISION_HINT"
 _DYNAMIC_QUANTIZATION = "DYNAMIC_QUANTIZATION_GROUP_SIZE"
-# The activations' group for weights with one scale per output channel (compute_form.h).
+# The activations' group for int8 weights, one scale per output channel (compute_form.h).
 PER_CHANNEL_ACTIVATION_GROUP = 128
 _PROPERTY_KEY = re.compile(r"^[A-Z0-9_]+$")
 
@@ -142,12 +142,9 @@ def weights_spec(options: ExportOptions) -> Optional[str]:
 def activation_group_for(weights: Optional[str]) -> int:
     """The CPU's activation group (DYNAMIC_QUANTIZATION_GROUP_SIZE) the library's dynamic_quantization=auto
     gives weights compressed as `weights` ("int8:0", "int4:128"), or 0 for OpenVINO's default
-    (src/delegate/options/compute_form.cpp: activation_group_for)."""
-    mode, _, size = (weights or "").partition(":")
-    group = int(size or 0)
-    if mode.startswith("int8") or (mode.startswith("int4") and group == -1):
-        return PER_CHANNEL_ACTIVATION_GROUP
-    return group if mode.startswith("int4") and group > 32 and group % 32 == 0 else 0
+    (src/delegate/options/compute_form.cpp: activation_group_for): 128 for int8, whose scales are per
+    output channel; int4 keeps the default."""
+    return PER_CHANNEL_ACTIVATION_GROUP if (weights or "").startswith("int8") else 0
 
 
 def load_time_properties(device: str, properties: Mapping[str, str], precision: Optional[str] = None,

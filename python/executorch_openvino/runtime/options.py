@@ -24,8 +24,8 @@ Keys (the library's list: executorch_openvino.runtime.library.load().option_keys
                        exported) or paged (OpenVINO's paged attention, the model rewritten at load; on
                        CPU with the state helper); docs/conversation-state.md
   dynamic_quantization DYNAMIC_QUANTIZATION_GROUP_SIZE, the group in which the CPU quantizes the
-                       activations of layers with compressed weights: auto (default: as wide as the
-                       weights' groups; docs/quantization.md), on (OpenVINO's 32), off, or a number
+                       activations of layers with compressed weights: auto (default: 128 for int8
+                       weights, else OpenVINO's; docs/quantization.md), on (OpenVINO's 32), off, or a number
 
     import executorch_openvino
     executorch_openvino.set_options(device="AUTO", num_threads=4)

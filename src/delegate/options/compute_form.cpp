@@ -1,19 +1,12 @@
 #include "delegate/options/compute_form.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 namespace executorch_openvino::delegate {
 
 int activation_group_for(const std::string& weights) {
-  const size_t colon = weights.find(':');
-  const std::string mode = weights.substr(0, colon);
-  const int group = colon == std::string::npos ? 0 : std::atoi(weights.c_str() + colon + 1);
-  if (mode.rfind("int8", 0) == 0) return kPerChannelActivationGroup;
-  if (mode.rfind("int4", 0) != 0) return 0;
-  if (group == -1) return kPerChannelActivationGroup;
-  return group > 32 && group % 32 == 0 ? group : 0;
+  return weights.rfind("int8", 0) == 0 ? kPerChannelActivationGroup : 0;
 }
 
 void resolve_compute_form(CompileOptions& options) {

@@ -6,8 +6,8 @@ properties it was compiled with are exactly the ones the load compiles with, so 
 with Python's set and checks that a load takes it: a default changed on one side only (PERFORMANCE_HINT,
 f32 on the CPU, what the precision words mean, which properties only change loading) fails here.
 Tried: Python defaulting PERFORMANCE_HINT to THROUGHPUT fails the four cases that do not set their own;
-Python leaving out the activation group compressed weights get (compute_form.cpp) fails the int8 and
-int4-in-64s cases."""
+Python leaving out the activation group int8 weights get (compute_form.cpp) fails the int8 case, and
+Python giving int4 weights one fails the int4 cases."""
 
 from __future__ import annotations
 

@@ -43,8 +43,14 @@ def _native(model, ids, weights, group_size):
     converted = ov.convert_model(torch.export.export(model, (ids,)))
     extra = {"group_size": group_size} if weights.startswith("int4") else {}
     compressed = nncf.compress_weights(converted, mode=getattr(nncf.CompressWeightsMode, MODES[weights]), **extra)
-    compiled = ov.Core().compile_model(compressed, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    compiled = ov.Core().compile_model(compressed, "CPU", _properties(weights, group_size))
     return torch.from_numpy(compiled([ids.numpy()])[0])
+
+
+def _properties(weights, group_size):
+    """What the delegate compiles such a program with (f32, and int8's activation group on the CPU:
+    compile_specs.load_time_properties), so native OpenVINO runs the same properties."""
+    return compile_specs.load_time_properties("CPU", {}, None, f"{weights}:{group_size or 0}")
 
 
 @pytest.mark.parametrize("weights,group_size", [("int8", None), ("int8_sym", None), ("int4", 32), ("int4_asym", 16)])
@@ -153,7 +159,7 @@ def test_wide_layers_are_compressed_and_equal_native_openvino(weights, group_siz
     converted = ov.convert_model(torch.export.export(model, (x,)))
     extra = {"group_size": group_size} if group_size else {}
     native_model = nncf.compress_weights(converted, mode=getattr(nncf.CompressWeightsMode, MODES[weights]), **extra)
-    native = ov.Core().compile_model(native_model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})([x.numpy()])[0]
+    native = ov.Core().compile_model(native_model, "CPU", _properties(weights, group_size))([x.numpy()])[0]
     assert torch.equal(ours, torch.from_numpy(native)), (ours - torch.from_numpy(native)).abs().max()
 
 

@@ -131,17 +131,17 @@ def test_the_partitioners_compression_generates_as_the_helpers_compressed_model(
     assert [int(last_token_logits(logits).argmax()) for logits in got_logits[:-1]] == expected
 
 
-ACTIVATION_GROUPS = {"int8": ({"weights": "int8_sym"}, "128"), "int4": ({"weights": "int4", "group_size": 64}, "64")}
+ACTIVATION_GROUPS = {"int8": ({"weights": "int8_sym"}, "128"), "int4": ({"weights": "int4", "group_size": 64}, "32")}
 
 
 @pytest.mark.parametrize("kind", ACTIVATION_GROUPS)
-def test_compressed_weights_get_an_activation_group_as_wide_as_theirs(kind):
-    """The partitioner's compression as docs/llm-export.md exports it, loaded with no options: the CPU
-    quantizes the activations in groups as wide as the weights' (128 for int8's per-channel scales,
-    int4's own group; src/delegate/options/compute_form.h), not OpenVINO's 32, and generation stays
-    within the dynamic-quantization bound of the compressed model. dynamic_quantization="off" at load
-    computes in float, exactly as weights-only; "on" gives OpenVINO's own 32. Fails if the exporter's
-    weights spec is not read (the group stays 32), or the option's words reach OpenVINO unresolved."""
+def test_int8_weights_get_a_wider_activation_group_and_int4_keeps_openvinos(kind):
+    """The partitioner's compression as docs/llm-export.md exports it, loaded with no options: for int8
+    weights (per-channel scales) the CPU quantizes the activations in groups of 128, not OpenVINO's 32
+    (src/delegate/options/compute_form.h); int4 keeps OpenVINO's 32; generation stays within the
+    dynamic-quantization bound of the compressed model. dynamic_quantization="off" at load computes in
+    float, exactly as weights-only; "on" gives OpenVINO's own 32. Fails if the exporter's weights spec
+    is not read (int8's group stays 32; tried), or the option's words reach OpenVINO unresolved."""
     options, group = ACTIVATION_GROUPS[kind]
     compress = (lambda m: compress_weights_int8(m, EXAMPLE, symmetric=True, dynamic_shapes=SHAPES)) if kind == "int8" \
         else (lambda m: compress_weights_int4(m, EXAMPLE, group_size=64, dynamic_shapes=SHAPES))
