@@ -151,7 +151,7 @@ def load_time_properties(device: str, properties: Mapping[str, str], precision: 
                          weights: Optional[str] = None) -> Dict[str, str]:
     """The properties the runtime library compiles with when nothing overrides them at load time:
     the program's own plus the library's defaults (src/delegate/options/compile_options.cpp:
-    apply_defaults, compute_form.cpp: resolve_compute_form, then compilation_properties). `weights`
+    apply_defaults, which resolves compute_form.h's activation group, then compilation_properties). `weights`
     is the program's weights spec (weights_spec). A precompiled model must be compiled with exactly
     these to be used. Written again here because export runs where the library may not be loaded;
     tests/python/container/test_load_time_properties.py holds the two equal."""

@@ -106,9 +106,9 @@ def whole_window_plan(input_ids, logits_processor, stopping_criteria, generation
     and end-id stopping criteria, a single end id."""
     from transformers.generation.logits_process import (SuppressTokensAtBeginLogitsProcessor,
                                                         SuppressTokensLogitsProcessor, WhisperTimeStampLogitsProcessor)
+    from transformers.generation.stopping_criteria import EosTokenCriteria, MaxLengthCriteria
 
     from ..generation import TimestampRule
-    from transformers.generation.stopping_criteria import EosTokenCriteria, MaxLengthCriteria
 
     config = generation_config
     if (input_ids.shape[0] != 1 or config.do_sample or streamer is not None or config.num_beams != 1

@@ -13,7 +13,6 @@
 
 #include "blob/delegate_blob.h"
 #include "delegate/options/compile_options.h"
-#include "delegate/options/compute_form.h"
 #include "delegate/compiling/compiled_model_cache.h"
 #include "delegate/execution/partition_handle.h"
 #include "delegate/backend/errors.h"
@@ -90,7 +89,6 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init(BackendInitContext& contex
     return delegate::report(applied.failure());
   }
   if (std::string warning = delegate::apply_defaults(options.value()); !warning.empty()) delegate::log_info(warning);
-  delegate::resolve_compute_form(options.value());
 
   // Weights kept in the program's named data (a .ptd) are fetched only if the IR is compiled.
   Outcome<delegate::IrWeights> weights = delegate::IrWeights::of(*parsed.blob, context.get_named_data_map());
@@ -134,7 +132,6 @@ Result<DelegateHandle*> OpenvinoDelegateBackend::init_upstream(BackendInitContex
     options.device = compiled_for;
   }
   if (std::string warning = delegate::apply_defaults(options); !warning.empty()) delegate::log_info(warning);
-  delegate::resolve_compute_form(options);  // no weights spec: OpenVINO's default
   Outcome<std::shared_ptr<const delegate::CompiledModel>> compiled =
       delegate::shared_upstream_model(*runtime.value(), processed->data(), processed->size(), options);
   if (!compiled.ok()) return delegate::report(compiled.failure());

@@ -9,6 +9,7 @@
 
 #include <executorch_openvino/backend.h>
 
+#include "delegate/options/compute_form.h"
 #include "loader/dynamic_library.h"
 
 namespace executorch_openvino::delegate {
@@ -138,6 +139,7 @@ std::string apply_defaults(CompileOptions& options) {
       (!is_cpu_device(device) || find_property(options, "CACHE_DIR") != nullptr)) {
     options.attention = kGrownAttention;
   }
+  resolve_compute_form(options);
   return warning;
 }
 

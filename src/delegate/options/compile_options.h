@@ -80,6 +80,8 @@ std::vector<std::pair<std::string, std::string>> compilation_properties(const Co
 //     or a model cache in use (a cache asks for quick loads, and a paged model cannot be stored).
 //     Otherwise it stays auto: paged for a model whose blob says its caches grow (blob section 9)
 //     and that the helper can rewrite.
+//   DYNAMIC_QUANTIZATION_GROUP_SIZE: the dynamic_quantization option resolved, from the program's
+//     weights spec (compute_form.h: resolve_compute_form).
 std::string apply_defaults(CompileOptions& options);
 
 }  // namespace executorch_openvino::delegate
